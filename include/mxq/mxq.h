@@ -256,8 +256,9 @@ MXQ_API const char *mxqGetLastErrorMessage(void);
 /* Logging                                                                                          */
 /* ---------------------------------------------------------------------------------------------- */
 
-/** Log levels. Environment: MXQ_LOG_LEVEL (0..5) and MXQ_LOG_FILE (path; default stderr) are read
- *  when the library is first used; the setters below override them. */
+/** Log levels. Environment: MXQ_LOG_LEVEL (0..5; default 0, silent) and MXQ_LOG_FILE (path; default
+ *  stderr) are read when the library first logs; the setters below override them. A failing call
+ *  logs its detailed message at ERROR. */
 typedef enum {
   MXQ_LOG_OFF = 0,
   MXQ_LOG_ERROR = 1,

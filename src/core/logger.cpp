@@ -19,7 +19,7 @@ namespace {
 
 struct State {
   std::mutex mu;
-  std::atomic<int> level{MXQ_LOG_WARN};
+  std::atomic<int> level{MXQ_LOG_OFF};  // silent unless asked (MXQ_LOG_LEVEL or mxqLoggerSetLevel)
   std::shared_ptr<spdlog::logger> logger;  // file or stderr
   mxqLogCallback_t callback = nullptr;
   void* user = nullptr;

@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <mutex>
@@ -344,7 +346,12 @@ TEST_CASE("logger: level, callback with user data, finalize names the kernel", "
   bool found = false;
   for (const auto& l : sink.lines) found = found || (l.find("cpu.quantize") != std::string::npos);
   CHECK(found);
-  CHECK_STATUS(mxqLoggerSetFile("/nonexistent-dir/x/y.log"), MXQ_STATUS_BAD_PARAM_INVALID_VALUE);
+  // A path below a regular file can be neither created nor opened.
+  std::string blocker = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + "/mxq_log_blocker_" +
+                        std::to_string(std::random_device{}());
+  std::fclose(std::fopen(blocker.c_str(), "w"));
+  CHECK_STATUS(mxqLoggerSetFile((blocker + "/sub/y.log").c_str()), MXQ_STATUS_BAD_PARAM_INVALID_VALUE);
+  std::remove(blocker.c_str());
   CHECK_STATUS(mxqLoggerSetFile(nullptr), MXQ_STATUS_SUCCESS);
 }
 
@@ -394,7 +401,7 @@ TEST_CASE("standalone swizzle: argument errors and round trip", "[api]") {
   std::mt19937 rng(std::random_device{}());
   const int64_t L = 2, R = 130, C = 5, ld = 7;
   std::vector<uint8_t> lin(L * R * ld), back(L * R * ld, 0xEE);
-  for (auto& v : lin) v = static_cast<uint8_t>(rng() % 255);
+  for (auto& v : lin) v = static_cast<uint8_t>(rng() % 0xE0);  // never the 0xEE marker
   size_t bytes = mxqSwizzledScaleBytes(L, R, C);
   CHECK(bytes == size_t(L * 256 * 8));
   CHECK(mxqSwizzledScaleBytes(0, R, C) == 0);
