@@ -524,7 +524,9 @@ MXQ_API mxqStatus_t mxqGroupedGemmPlanDestroy(mxqGroupedGemmPlan_t plan);
  * Backward slots: Q, K (along D), Q_T, K_T (along S), V (along D), DO_DATA (along D), DO_T (along S),
  *   DO and O (bf16), LSE in; DQ, DK, DV (bf16) out.
  * Varlen: with VARLEN set, B sequences are packed along S (BSHD with B = 1 in memory; Sq/Skv are the
- * maxima) and MXQ_ARG_CU_SEQLENS_Q / _KV give the starts.
+ * maxima) and MXQ_ARG_CU_SEQLENS_Q / _KV (int32 [B + 1]) give the starts. Scales along S then
+ * restart at each sequence start, each (b, h) owning ceil(S_max/32) scale columns; LSE is
+ * [B, Hq, Sq_max] and entries past a sequence are not touched (docs/NUMERICS.md, "Attention").
  */
 typedef enum {
   MXQ_ATTN_LAYOUT_BHSD = 0,
