@@ -8,4 +8,6 @@ cd "$(dirname "$0")/../.."
 rm -rf .deps && mkdir -p .deps/include .deps/lib/cmake
 cp -r /usr/include/spdlog /usr/include/fmt /usr/include/catch2 .deps/include/
 cp -r /usr/lib/cmake/Catch2 .deps/lib/cmake/
+# Catch2Targets.cmake also names the (unused by mxq) Catch2WithMain archive; it must exist.
+cp /usr/lib/libCatch2*.a .deps/lib/ 2>/dev/null || true
 echo "prepared $(du -sh .deps | cut -f1) in .deps"
