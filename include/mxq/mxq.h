@@ -21,10 +21,11 @@
  * thread (mxqGetLastErrorMessage), and no C++ exception or abort ever crosses the ABI.
  *
  * Threading: a finalized plan is immutable and may be executed concurrently from several threads
- * on any streams, each execution with its own workspace. A handle must not be used by two threads at
- * the same time (create one handle per thread). Plan creation/attribute/finalize/destroy calls on
- * one plan must not race with each other. The logger setters and the version/status/error query
- * functions are thread-safe.
+ * on any streams, each execution with its own workspace; Execute and PlanCreate only read the handle,
+ * so they may run on one handle from several threads at once. mxqDestroy must not race with any other
+ * use of its handle, and SetAttribute/Finalize/Destroy calls on one plan must not race with each
+ * other or with its executions. The logger setters and the version/status/error query functions
+ * are thread-safe (docs/THREADING.md).
  *
  * Numerics and layouts: docs/NUMERICS.md and docs/LAYOUTS.md (the exact bit-level contract).
  */
