@@ -1,6 +1,9 @@
 // The CUDA side of the dispatcher: the driver API loaded at run time (no link-time dependency on
-// libcuda or libcudart), the embedded kernel image loaded lazily per device, and a launch helper.
+// libcuda or libcudart), the embedded kernel images loaded lazily per device, and a launch helper.
 // Kernel launchers (src/cuda/op_*.cpp) use only this header; device code lives in kernels/.
+//
+// Nothing here runs when the library is loaded: libcuda.so.1 is opened the first time a CUDA
+// handle is created, so libmxq loads (and its CPU backend works) on machines without a GPU.
 #pragma once
 
 #include <cuda.h>  // types and enums only: every function is called through DriverApi pointers
@@ -18,7 +21,8 @@ struct Dim3 {
   unsigned x = 1, y = 1, z = 1;
 };
 
-// Function pointers resolved with cuGetProcAddress from a dlopen'ed libcuda.so.1.
+// Function pointers resolved with cuGetProcAddress from a dlopen'ed libcuda.so.1, each at the ABI
+// version of CUDA 12.0 (kDriverApiVersion) whose prototypes the CUDA 12/13 headers declare.
 struct DriverApi {
   CUresult (*cuInit)(unsigned int);
   CUresult (*cuDriverGetVersion)(int*);
@@ -37,23 +41,64 @@ struct DriverApi {
   CUresult (*cuLibraryGetKernel)(CUkernel*, CUlibrary, const char*);
   CUresult (*cuKernelGetFunction)(CUfunction*, CUkernel);
   CUresult (*cuFuncSetAttribute)(CUfunction, CUfunction_attribute, int);
+  CUresult (*cuFuncGetAttribute)(int*, CUfunction_attribute, CUfunction);
   CUresult (*cuLaunchKernelEx)(const CUlaunchConfig*, CUfunction, void**, void**);
   CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
   CUresult (*cuMemcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
   CUresult (*cuPointerGetAttribute)(void*, CUpointer_attribute, CUdeviceptr);
   CUresult (*cuGetErrorName)(CUresult, const char**);
   CUresult (*cuGetErrorString)(CUresult, const char**);
+  // Optional (drivers >= 12.4): list a library's kernels, so lookups never probe the wrong image.
+  CUresult (*cuLibraryGetKernelCount)(unsigned int*, CUlibrary);
+  CUresult (*cuLibraryEnumerateKernels)(CUkernel*, unsigned int, CUlibrary);
+  CUresult (*cuKernelGetName)(const char**, CUkernel);
+
+  int driver_version = 0;  // cuDriverGetVersion, e.g. 13000
+  std::string path;        // what was dlopen'ed
 };
 
-// Loads libcuda.so.1 once per process (thread-safe). Throws Error(CUDA_DRIVER_NOT_FOUND) when the
-// library or a required entry point is missing. Honours MXQ_CUDA_DRIVER_PATH for tests.
+// Oldest driver API mxq asks for (and the oldest driver it accepts): CUDA 12.0.
+constexpr int kDriverApiVersion = 12000;
+
+// Loads libcuda.so.1 (or $MXQ_CUDA_DRIVER_PATH) once per process, resolves every entry point and
+// calls cuInit(0); thread-safe. A failure is not cached, so a later call retries. Throws
+//   CUDA_DRIVER_NOT_FOUND  the library is missing, is the toolkit's stub, lacks an entry point, or
+//                          is older than CUDA 12.0;
+//   CUDA_NO_DEVICE         cuInit fails (no device, driver/kernel-module mismatch, ...).
 const DriverApi& driver();
 
+// Name of a CUresult ("CUDA_ERROR_INVALID_VALUE"), also when the driver cannot say.
+std::string result_name(CUresult r);
 // Throws Error(MXQ_STATUS_CUDA_ERROR, "<what>: CUDA_ERROR_x (<string>)") when r != CUDA_SUCCESS.
 void check(CUresult r, const char* what);
 
+// Facts about a device that kernel selection reads; a plain struct so the registry can be
+// exercised without a GPU.
+struct DeviceInfo {
+  int ordinal = 0;
+  int cc = 0;                // major*10 + minor: 90 for sm_90
+  int sm_count = 0;
+  int smem_optin = 0;        // max dynamic shared memory per block with opt-in, bytes
+  int driver_version = 0;
+  std::string name;
+};
+
+// Makes a context current for the lifetime of the guard and restores the previous one, so mxq never
+// changes which context the caller's thread has current.
+class ScopedContext {
+ public:
+  explicit ScopedContext(CUcontext ctx);
+  ~ScopedContext();
+  ScopedContext(const ScopedContext&) = delete;
+  ScopedContext& operator=(const ScopedContext&) = delete;
+
+ private:
+  CUcontext prev_ = nullptr;
+  bool restore_ = false;
+};
+
 // Per-device state owned by a CUDA handle: the primary context, properties, and the embedded
-// kernel library loaded on first use.
+// kernel images loaded on first use.
 class Device {
  public:
   explicit Device(int ordinal);  // -1: current device of the calling thread (0 if none)
@@ -61,30 +106,31 @@ class Device {
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
 
-  int ordinal() const { return ordinal_; }
-  int cc() const { return cc_major_ * 10 + cc_minor_; }  // 90 for sm_90
-  int sm_count() const { return sm_count_; }
-  int max_smem_per_block_optin() const { return smem_optin_; }
-  const std::string& name() const { return name_; }
+  const DeviceInfo& info() const { return info_; }
+  int ordinal() const { return info_.ordinal; }
+  int cc() const { return info_.cc; }
+  int sm_count() const { return info_.sm_count; }
+  int max_smem_per_block_optin() const { return info_.smem_optin; }
+  const std::string& name() const { return info_.name; }
   CUcontext context() const { return ctx_; }
 
-  // Makes the handle's context current on the calling thread (cheap if it already is).
-  void make_current() const;
-  // Looks up a kernel by its extern "C" name in the embedded image (loaded lazily, cached).
-  // Throws Error(CUDA_KERNEL_LOAD_FAILED) if the image has no code for this device.
+  // Looks up a kernel by its extern "C" name in the embedded images (each loaded on first need,
+  // results cached; thread-safe). Throws Error(CUDA_KERNEL_LOAD_FAILED) when no image has it or an
+  // image has no code this device can run.
   CUfunction kernel(const char* name);
-  // Launch with cuLaunchKernelEx. params: array of pointers to each kernel argument.
-  void launch(CUfunction f, Dim3 grid, Dim3 block, size_t smem_bytes, mxqStream_t stream, void** params) const;
+  // Launch with cuLaunchKernelEx in the handle's context. params: pointers to each kernel argument.
+  // `what` names the launch in error messages. Sets the dynamic shared memory attribute when
+  // smem_bytes exceeds the 48 KiB default.
+  void launch(CUfunction f, Dim3 grid, Dim3 block, size_t smem_bytes, mxqStream_t stream, void** params,
+              const char* what) const;
 
  private:
-  int ordinal_ = 0;
+  struct State;
+  bool load_image(size_t i);  // embedded image i, once; false (reason recorded) if it cannot load
+  DeviceInfo info_;
   CUdevice dev_ = 0;
   CUcontext ctx_ = nullptr;
-  int cc_major_ = 0, cc_minor_ = 0, sm_count_ = 0, smem_optin_ = 0;
-  std::string name_;
-  CUlibrary lib_ = nullptr;
-  struct Cache;
-  Cache* cache_ = nullptr;  // name -> CUfunction, guarded by a mutex
+  State* state_ = nullptr;  // loaded images and the kernel cache, guarded by a mutex
 };
 
 }  // namespace cuda

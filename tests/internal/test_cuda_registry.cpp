@@ -7,7 +7,12 @@
 
 #include <string>
 
+#include <cstdint>
+#include <cstring>
+#include <set>
+
 #include "core/error.h"
+#include "cuda/kernel_images.h"
 #include "cuda/registry.h"
 
 using namespace mxq;
@@ -129,6 +134,25 @@ TEST_CASE("cuda registry: statuses when nothing fits", "[internal][cuda][registr
   KernelEntry<DequantizeDesc> broken = entry("broken", 0, {90, 90}, {});
   broken.make = nullptr;
   CHECK(status_of([&] { r.add(std::move(broken)); }, &msg) == MXQ_STATUS_INTERNAL_ERROR);
+}
+
+TEST_CASE("cuda registry: the embedded images are fatbins, one per kernels/**/*.cu", "[internal][cuda][registry]") {
+  REQUIRE(kNumEmbeddedImages >= 3);
+  std::set<std::string> names;
+  for (size_t i = 0; i < kNumEmbeddedImages; ++i) {
+    const EmbeddedImage& img = kEmbeddedImages[i];
+    INFO(img.name);
+    names.insert(img.name);
+    REQUIRE(img.size > 16);
+    CHECK(reinterpret_cast<uintptr_t>(img.data) % 64 == 0);
+    uint32_t magic = 0;
+    std::memcpy(&magic, img.data, 4);
+    CHECK(magic == 0xBA55ED50u);  // fatbin container header
+  }
+  CHECK(names.size() == kNumEmbeddedImages);
+  CHECK(names.count("generic/dequantize") == 1);
+  CHECK(names.count("common/swizzle") == 1);
+  CHECK(names.count("common/group_table") == 1);
 }
 
 #endif  // MXQ_HAVE_CUDA_KERNELS

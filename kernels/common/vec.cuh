@@ -1,0 +1,48 @@
+// Vectorized global-memory access for the memory-bound kernels (quantize, dequantize, swizzle).
+// A 16-byte access per thread is what saturates HBM on Hopper; the helpers below are the only place
+// that spells the PTX, so the cache hints are chosen once: streamed inputs are read through the
+// non-coherent path without L1 allocation (each byte is read once), outputs use plain stores so a
+// consumer kernel that runs next can still hit them in L2.
+#pragma once
+
+#include <cstdint>
+
+namespace mxq {
+namespace dev {
+
+__device__ __forceinline__ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+// 16 bytes that are read once. p must be 16-byte aligned and not written by this kernel.
+__device__ __forceinline__ uint4 load16_stream(const void* p) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+
+// 16 bytes through the ordinary cached path (data a block reads more than once, e.g. scales).
+__device__ __forceinline__ uint4 load16(const void* p) { return *reinterpret_cast<const uint4*>(p); }
+
+__device__ __forceinline__ void store16(void* p, uint4 v) {
+  asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+               : "memory");
+}
+
+// One read-only byte through the non-coherent cache (scales: many threads read the same bytes).
+__device__ __forceinline__ uint8_t load_u8_ro(const uint8_t* p) { return __ldg(p); }
+
+// Byte j (0..15) of a 16-byte vector.
+__device__ __forceinline__ uint32_t byte_of(const uint4& v, int j) {
+  const uint32_t w = j < 4 ? v.x : j < 8 ? v.y : j < 12 ? v.z : v.w;
+  return (w >> ((j & 3) * 8)) & 0xFFu;
+}
+
+// Two consecutive bytes (2i, 2i+1) of a 16-byte vector as a 16-bit pair, low byte first.
+__device__ __forceinline__ uint16_t pair_of(const uint4& v, int i) {
+  const uint32_t w = i < 2 ? v.x : i < 4 ? v.y : i < 6 ? v.z : v.w;
+  return static_cast<uint16_t>((w >> ((i & 1) * 16)) & 0xFFFFu);
+}
+
+}  // namespace dev
+}  // namespace mxq

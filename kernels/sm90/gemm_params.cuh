@@ -1,0 +1,49 @@
+// Parameters of the sm_90a MXFP8 grouped-GEMM kernels (kernels/sm90/gemm_mxfp8.cu): a plain struct
+// that crosses from the host launcher (src/cuda/op_gemm.cpp, compiled by the host compiler, so this
+// header holds no CUDA constructs) to the device by value. The launcher resolves every extent and
+// stride from the plan; the kernel only indexes, with the scale formulas of core/layout.h.
+#pragma once
+
+#include <cstdint>
+
+namespace mxq {
+
+struct GemmSm90Params {
+  const uint8_t* a;         // FP8 [rows_total, K] row-major (rows of every group/batch entry)
+  const uint8_t* b;         // FP8 [groups, N, K] row-major
+  const uint8_t* a_scales;  // UE8M0, rowwise along K (M-grouped layout when grouped)
+  const uint8_t* b_scales;  // UE8M0, batched [groups, N, ceil(K/32)]
+  void* d;                  // bf16 or fp32 [rows_total, N]
+  const void* group_ends;   // int32/int64 [groups] end rows (device), or null: dense batched
+  int64_t rows_total;       // rows of A and D: M (grouped) or batch*M (dense)
+  int64_t rows_per_group;   // dense: M (each batch entry is one group); grouped: unused
+  int64_t n, k;
+  int64_t scale_ld;         // swizzled: Cpad = round_up(ceil(K/32), 4); LINEAR: ceil(K/32)
+  int64_t b_scale_stride;   // bytes between the scale tensors of consecutive B groups
+  int32_t groups;           // G, or the batch count when dense
+  int32_t offsets_i64;      // group_ends holds int64 (else int32)
+  int32_t swizzled;         // scale layout SWIZZLED_128x4 (else LINEAR)
+  int32_t accumulate;       // D += alpha*AB^T
+  float alpha;
+};
+
+// Kernel geometry, shared with the launcher: a 128x128 output tile per CTA iteration, 128-wide K
+// stages (one 128-byte swizzle row, four 32-blocks), two math warpgroups of 64 rows each.
+constexpr int kGemmSm90Threads = 256;
+constexpr int kGemmSm90TileM = 128;
+constexpr int kGemmSm90TileN = 128;
+constexpr int kGemmSm90TileK = 128;
+constexpr int kGemmSm90Stages = 4;
+// Groups whose row table fits in shared memory; larger G is refused at plan time.
+constexpr int kGemmSm90MaxGroups = 8192;
+
+constexpr int64_t gemm_sm90_stage_bytes() { return (kGemmSm90TileM + kGemmSm90TileN) * kGemmSm90TileK; }
+constexpr int64_t gemm_sm90_scale_stage_bytes() { return (kGemmSm90TileM + kGemmSm90TileN) * 4 * 4; }
+// Dynamic shared memory: 1 KiB alignment slack, the data and scale stages, and the group table
+// (ends and tile prefix, G+1 int32 each, only when grouped).
+constexpr int64_t gemm_sm90_smem_bytes(int64_t groups_in_table) {
+  return 1024 + kGemmSm90Stages * (gemm_sm90_stage_bytes() + gemm_sm90_scale_stage_bytes()) +
+         2 * 4 * (groups_in_table + 1);
+}
+
+}  // namespace mxq

@@ -1,0 +1,393 @@
+// GPU grouped-GEMM tests: every case runs the same plan on a CUDA handle and on the CPU reference
+// handle (exact dequantization, fp64 accumulation) through the public API and compares every
+// element. Inputs are fresh random MXFP8 tensors each run (seed printed on failure); outputs are
+// poisoned first, so a row the kernel forgets or writes outside its group is caught; swizzled scale
+// padding is filled with 0xFF (NaN scales), so a kernel that reads padding shows NaNs.
+// Tolerances: the tensor core sums each 32-block's products with a truncated internal accumulator,
+// so each element may differ from the exact result by 2^-10 of its sum of |products| (computed by
+// the reference on |A|, |B|) plus the output rounding (one bf16 ulp); a wrong scale, row or group
+// is off by O(1). Relative Frobenius error <= 2^-11 (fp32) / 2^-8 (bf16).
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "core/layout.h"
+#include "gpu/test_gpu_common.h"
+#include "mxq/mxq.h"
+
+namespace {
+
+using mxq_test::gpu::DeviceBuffer;
+using mxq_test::gpu::Handle;
+
+struct Case {
+  mxqGemmGrouping_t grouping = MXQ_GEMM_GROUPING_M;
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  std::vector<int64_t> group_sizes;  // M-grouped; their sum may be < m (trailing rows unowned)
+  mxqDataType_t a = MXQ_DTYPE_E4M3, b = MXQ_DTYPE_E4M3, d = MXQ_DTYPE_BF16;
+  mxqScaleLayout_t layout = MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
+  mxqDataType_t offsets = MXQ_DTYPE_INT32;
+  float alpha = 1.0f;
+  bool accumulate = false;
+};
+
+// A finite random FP8 byte (no NaN / Inf encodings).
+uint8_t random_fp8(std::mt19937_64& rng, mxqDataType_t t) {
+  for (;;) {
+    const uint8_t v = static_cast<uint8_t>(rng());
+    if (t == MXQ_DTYPE_E4M3 && (v & 0x7F) == 0x7F) continue;
+    if (t == MXQ_DTYPE_E5M2 && (v & 0x7C) == 0x7C) continue;
+    return v;
+  }
+}
+
+mxqGroupedGemmPlan_t make_plan(mxqHandle_t h, const Case& c, mxqStatus_t* finalize_status = nullptr) {
+  mxqGroupedGemmPlan_t p = nullptr;
+  REQUIRE(mxqGroupedGemmPlanCreate(h, &p) == MXQ_STATUS_SUCCESS);
+  auto set32 = [&](mxqGroupedGemmAttribute_t a, int32_t v) {
+    REQUIRE(mxqGroupedGemmPlanSetAttribute(p, a, &v, sizeof v) == MXQ_STATUS_SUCCESS);
+  };
+  auto set64 = [&](mxqGroupedGemmAttribute_t a, int64_t v) {
+    REQUIRE(mxqGroupedGemmPlanSetAttribute(p, a, &v, sizeof v) == MXQ_STATUS_SUCCESS);
+  };
+  set32(MXQ_GEMM_ATTR_GROUPING, c.grouping);
+  set64(MXQ_GEMM_ATTR_M, c.m);
+  set64(MXQ_GEMM_ATTR_N, c.n);
+  set64(MXQ_GEMM_ATTR_K, c.k);
+  if (c.grouping != MXQ_GEMM_GROUPING_NONE) set64(MXQ_GEMM_ATTR_NUM_GROUPS, static_cast<int64_t>(c.group_sizes.size()));
+  else set64(MXQ_GEMM_ATTR_BATCH, c.batch);
+  set32(MXQ_GEMM_ATTR_A_DTYPE, c.a);
+  set32(MXQ_GEMM_ATTR_B_DTYPE, c.b);
+  set32(MXQ_GEMM_ATTR_D_DTYPE, c.d);
+  set32(MXQ_GEMM_ATTR_SCALE_LAYOUT, c.layout);
+  REQUIRE(mxqGroupedGemmPlanSetAttribute(p, MXQ_GEMM_ATTR_ALPHA, &c.alpha, sizeof c.alpha) == MXQ_STATUS_SUCCESS);
+  set32(MXQ_GEMM_ATTR_ACCUMULATE, c.accumulate ? 1 : 0);
+  if (c.grouping != MXQ_GEMM_GROUPING_NONE) set32(MXQ_GEMM_ATTR_GROUP_OFFSETS_DTYPE, c.offsets);
+  const mxqStatus_t st = mxqGroupedGemmPlanFinalize(p);
+  if (finalize_status) {
+    *finalize_status = st;
+  } else {
+    INFO("finalize: " << mxqGetStatusName(st) << ": " << mxqGetLastErrorMessage());
+    REQUIRE(st == MXQ_STATUS_SUCCESS);
+  }
+  return p;
+}
+
+float bf16_to_f32(uint16_t v) {
+  const uint32_t b = static_cast<uint32_t>(v) << 16;
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+
+// Runs case c on the GPU and on the CPU reference with identical fresh inputs and compares.
+void run_case(const Case& c, mxqHandle_t gpu, mxqHandle_t cpu) {
+  using namespace mxq::layout;
+  const uint64_t seed = mxq_test::gpu::fresh_seed();
+  std::mt19937_64 rng(seed);
+  INFO("seed " << seed << " m " << c.m << " n " << c.n << " k " << c.k << " batch " << c.batch << " groups "
+               << c.group_sizes.size() << " d " << c.d << " layout " << c.layout << " acc " << c.accumulate);
+
+  const bool grouped = c.grouping == MXQ_GEMM_GROUPING_M;
+  const bool swz = c.layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
+  const int64_t G = grouped ? static_cast<int64_t>(c.group_sizes.size()) : c.batch;
+  const int64_t rows = grouped ? c.m : c.batch * c.m;
+  const int64_t kc = scale_cols(c.k), kcpad = swz_cols(kc);
+
+  std::vector<uint8_t> a(static_cast<size_t>(rows * c.k)), b(static_cast<size_t>(G * c.n * c.k));
+  for (auto& v : a) v = random_fp8(rng, c.a);
+  for (auto& v : b) v = random_fp8(rng, c.b);
+  // Scale exponents around 2^0 with spread, so scale handling errors are not hidden.
+  std::uniform_int_distribution<int> e_dist(120, 134);
+
+  // Group ends and owner / scale row of each A row.
+  std::vector<int64_t> ends;
+  std::vector<int64_t> scale_row(static_cast<size_t>(rows), -1);
+  if (grouped) {
+    int64_t r = 0, base = 0;
+    for (int64_t s : c.group_sizes) {
+      for (int64_t i = 0; i < s; ++i) scale_row[static_cast<size_t>(r + i)] = swz ? base + i : r + i;
+      base += mgroup_row_pad(s);
+      r += s;
+      ends.push_back(r);
+    }
+    REQUIRE(r <= c.m);
+  } else {
+    for (int64_t l = 0; l < c.batch; ++l)
+      for (int64_t i = 0; i < c.m; ++i) scale_row[static_cast<size_t>(l * c.m + i)] = swz ? l * swz_rows(c.m) + i : l * c.m + i;
+  }
+  const int64_t a_scale_bytes = grouped ? (swz ? mgroup_scale_rows_bound(c.m, G) * kcpad : c.m * kc)
+                                        : c.batch * scale_bytes(swz, c.m, kc);
+  std::vector<uint8_t> as(static_cast<size_t>(a_scale_bytes), 0xFF);  // padding: NaN scales
+  for (int64_t r = 0; r < rows; ++r) {
+    if (scale_row[r] < 0) continue;
+    for (int64_t j = 0; j < kc; ++j)
+      as[static_cast<size_t>(swz ? swizzled_offset(scale_row[r], j, kcpad) : scale_row[r] * kc + j)] =
+          static_cast<uint8_t>(e_dist(rng));
+  }
+  const int64_t b_entry = scale_bytes(swz, c.n, kc);
+  std::vector<uint8_t> bs(static_cast<size_t>(G * b_entry), 0xFF);
+  for (int64_t g = 0; g < G; ++g)
+    for (int64_t r = 0; r < c.n; ++r)
+      for (int64_t j = 0; j < kc; ++j)
+        bs[static_cast<size_t>(g * b_entry + (swz ? swizzled_offset(r, j, kcpad) : r * kc + j))] =
+            static_cast<uint8_t>(e_dist(rng));
+
+  std::vector<uint8_t> offs;
+  if (grouped) {
+    if (c.offsets == MXQ_DTYPE_INT64) {
+      offs.resize(ends.size() * 8);
+      std::memcpy(offs.data(), ends.data(), offs.size());
+    } else {
+      std::vector<int32_t> e32(ends.begin(), ends.end());
+      offs.resize(e32.size() * 4);
+      std::memcpy(offs.data(), e32.data(), offs.size());
+    }
+  }
+
+  // D: poisoned (all-ones bytes: NaN in both types) or, when accumulating, random finite values.
+  const size_t esz = c.d == MXQ_DTYPE_FP32 ? 4 : 2;
+  const size_t d_elems = static_cast<size_t>(rows * c.n);
+  std::vector<uint8_t> d0(d_elems * esz, 0xFF);
+  if (c.accumulate) {
+    std::normal_distribution<float> nd(0.0f, 8.0f);
+    for (size_t i = 0; i < d_elems; ++i) {
+      const float v = nd(rng);
+      if (esz == 4) {
+        std::memcpy(&d0[i * 4], &v, 4);
+      } else {
+        uint32_t u;
+        std::memcpy(&u, &v, 4);
+        const uint16_t h = static_cast<uint16_t>(u >> 16);
+        std::memcpy(&d0[i * 2], &h, 2);
+      }
+    }
+  }
+
+  // CPU reference, and the same product on |A|, |B| (sign bits cleared, fp32, alpha 1): the sum of
+  // |products| per element, which bounds the tensor core's accumulation error below.
+  auto run_cpu = [&](const Case& cc, const std::vector<uint8_t>& aa, const std::vector<uint8_t>& bb,
+                     std::vector<uint8_t>& out) {
+    mxqGroupedGemmPlan_t p = make_plan(cpu, cc);
+    std::vector<mxqExecArg_t> args = {{MXQ_ARG_A_DATA, 0, const_cast<uint8_t*>(aa.data())},
+                                      {MXQ_ARG_A_SCALES, 0, as.data()},
+                                      {MXQ_ARG_B_DATA, 0, const_cast<uint8_t*>(bb.data())},
+                                      {MXQ_ARG_B_SCALES, 0, bs.data()},
+                                      {MXQ_ARG_D, 0, out.data()}};
+    if (grouped) args.push_back({MXQ_ARG_GROUP_OFFSETS, 0, offs.data()});
+    const mxqStatus_t st = mxqGroupedGemmExecute(cpu, p, args.data(), static_cast<int>(args.size()), nullptr, 0, nullptr);
+    INFO("cpu execute: " << mxqGetLastErrorMessage());
+    REQUIRE(st == MXQ_STATUS_SUCCESS);
+    mxqGroupedGemmPlanDestroy(p);
+  };
+  std::vector<uint8_t> d_ref = d0;
+  run_cpu(c, a, b, d_ref);
+  std::vector<uint8_t> mag(d_elems * 4, 0);
+  {
+    Case cabs = c;
+    cabs.d = MXQ_DTYPE_FP32;
+    cabs.alpha = 1.0f;
+    cabs.accumulate = false;
+    std::vector<uint8_t> aabs(a), babs(b);
+    for (auto& v : aabs) v &= 0x7F;
+    for (auto& v : babs) v &= 0x7F;
+    run_cpu(cabs, aabs, babs, mag);
+  }
+
+  // GPU.
+  std::vector<uint8_t> d_gpu;
+  {
+    mxqGroupedGemmPlan_t p = make_plan(gpu, c);
+    size_t ws = 0;
+    REQUIRE(mxqGroupedGemmPlanGetWorkspaceSize(p, &ws) == MXQ_STATUS_SUCCESS);
+    DeviceBuffer da(a), das(as), db(b), dbs(bs), doff(offs.empty() ? std::vector<uint8_t>(8, 0) : offs),
+        dws(ws ? ws : 1);
+    DeviceBuffer dd(d0.size());
+    dd.poison(0xA5);  // guard bytes after D
+    dd.upload(d0);
+    std::vector<mxqExecArg_t> args = {{MXQ_ARG_A_DATA, 0, da.ptr()}, {MXQ_ARG_A_SCALES, 0, das.ptr()},
+                                      {MXQ_ARG_B_DATA, 0, db.ptr()}, {MXQ_ARG_B_SCALES, 0, dbs.ptr()},
+                                      {MXQ_ARG_D, 0, dd.ptr()}};
+    if (grouped) args.push_back({MXQ_ARG_GROUP_OFFSETS, 0, doff.ptr()});
+    const mxqStatus_t st = mxqGroupedGemmExecute(gpu, p, args.data(), static_cast<int>(args.size()),
+                                                 ws ? dws.ptr() : nullptr, ws, nullptr);
+    INFO("gpu execute: " << mxqGetStatusName(st) << ": " << mxqGetLastErrorMessage());
+    REQUIRE(st == MXQ_STATUS_SUCCESS);
+    d_gpu = dd.download();
+    CHECK(dd.guards_intact(0xA5));
+    mxqGroupedGemmPlanDestroy(p);
+  }
+
+  // Rows the reference wrote (all but M-grouped rows after the last end) are compared numerically;
+  // the others must still hold exactly the initial bytes.
+  const int64_t rows_used = grouped ? (ends.empty() ? 0 : ends.back()) : rows;
+  auto value = [&](const std::vector<uint8_t>& v, size_t i) {
+    if (esz == 4) {
+      float f;
+      std::memcpy(&f, &v[i * 4], 4);
+      return static_cast<double>(f);
+    }
+    uint16_t h;
+    std::memcpy(&h, &v[i * 2], 2);
+    return static_cast<double>(bf16_to_f32(h));
+  };
+  double ref_sq = 0.0, err_sq = 0.0;
+  for (size_t i = 0; i < static_cast<size_t>(rows_used * c.n); ++i) {
+    const double r = value(d_ref, i);
+    REQUIRE(std::isfinite(r));
+    ref_sq += r * r;
+  }
+  // Hopper's FP8 wgmma adds the 32 products of a block with a truncated (about 13-bit) internal
+  // accumulator, so a block's partial sum is off by up to ~2^-12 of its |products|: the per-element
+  // bound is 2^-10 * |alpha| * sum|a*b| plus the output rounding (one bf16 ulp, or 2^-20 for fp32).
+  const double rtol = esz == 4 ? std::ldexp(1.0, -20) : std::ldexp(1.0, -7);
+  const double mag_scale = std::ldexp(std::fabs(static_cast<double>(c.alpha)), -10);
+  int64_t bad = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < c.n; ++j) {
+      const size_t i = static_cast<size_t>(r * c.n + j);
+      if (r >= rows_used) {
+        if (std::memcmp(&d_gpu[i * esz], &d0[i * esz], esz) != 0 && bad++ < 3)
+          FAIL_CHECK("row " << r << " col " << j << " belongs to no group but was written");
+        continue;
+      }
+      const double g = value(d_gpu, i), ref = value(d_ref, i);
+      float m;
+      std::memcpy(&m, &mag[i * 4], 4);
+      err_sq += (g - ref) * (g - ref);
+      if (!(std::fabs(g - ref) <= mag_scale * m + rtol * std::fabs(ref)) && bad++ < 3)
+        FAIL_CHECK("D[" << r << "," << j << "] gpu " << g << " ref " << ref);
+    }
+  }
+  const double rel = ref_sq > 0 ? std::sqrt(err_sq / ref_sq) : std::sqrt(err_sq);
+  INFO("relative Frobenius error " << rel << ", elements out of tolerance " << bad);
+  CHECK(bad == 0);
+  // Measured on H100 with full-range random FP8: ~1.1e-4 for fp32 output (the accumulation
+  // above; the 1e-5 target is below what FP8 wgmma delivers), bf16 adds its rounding.
+  CHECK(rel <= (esz == 4 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8)));
+  WARN("gemm m " << c.m << " n " << c.n << " k " << c.k << " groups " << G << (esz == 4 ? " fp32" : " bf16")
+                 << " rel Frobenius " << rel);
+}
+
+struct Handles {
+  Handle gpu{MXQ_BACKEND_CUDA};
+  Handle cpu{MXQ_BACKEND_CPU};
+};
+
+}  // namespace
+
+TEST_CASE("gpu gemm: M-grouped, edge group sizes, bf16, swizzled, int32 offsets", "[gpu][gemm]") {
+  Handles h;
+  Case c;
+  c.group_sizes = {0, 1, 31, 33, 127, 129, 0, 300, 64};
+  int64_t sum = 0;
+  for (auto s : c.group_sizes) sum += s;
+  c.m = sum + 45;  // trailing rows owned by no group: must stay untouched
+  c.n = 200;
+  c.k = 544;  // 17 blocks: partial last 128-wide stage
+  run_case(c, h.gpu, h.cpu);
+}
+
+TEST_CASE("gpu gemm: M-grouped, fp32, LINEAR, int64 offsets, accumulate, alpha, K % 32 != 0", "[gpu][gemm]") {
+  Handles h;
+  Case c;
+  c.group_sizes = {129, 0, 31, 257, 1, 33};
+  int64_t sum = 0;
+  for (auto s : c.group_sizes) sum += s;
+  c.m = sum;
+  c.n = 130;
+  c.k = 528;  // partial last 32-block (16 elements)
+  c.b = MXQ_DTYPE_E5M2;
+  c.d = MXQ_DTYPE_FP32;
+  c.layout = MXQ_SCALE_LAYOUT_LINEAR;
+  c.offsets = MXQ_DTYPE_INT64;
+  c.alpha = 0.75f;
+  c.accumulate = true;
+  run_case(c, h.gpu, h.cpu);
+}
+
+TEST_CASE("gpu gemm: M-grouped, random uneven splits, all dtype and layout combinations", "[gpu][gemm]") {
+  Handles h;
+  std::mt19937_64 rng(std::random_device{}());
+  const mxqDataType_t pairs[3][2] = {{MXQ_DTYPE_E4M3, MXQ_DTYPE_E4M3}, {MXQ_DTYPE_E4M3, MXQ_DTYPE_E5M2},
+                                     {MXQ_DTYPE_E5M2, MXQ_DTYPE_E4M3}};
+  for (int it = 0; it < 6; ++it) {
+    Case c;
+    const int groups = 1 + static_cast<int>(rng() % 7);
+    for (int g = 0; g < groups; ++g) c.group_sizes.push_back(static_cast<int64_t>(rng() % 300));
+    c.m = 0;
+    for (auto s : c.group_sizes) c.m += s;
+    c.m += static_cast<int64_t>(rng() % 3);
+    if (c.m == 0) c.m = 1;
+    c.n = 16 + static_cast<int64_t>(rng() % 300);
+    c.k = 16 * (1 + static_cast<int64_t>(rng() % 40));
+    c.a = pairs[it % 3][0];
+    c.b = pairs[it % 3][1];
+    c.d = it % 2 ? MXQ_DTYPE_FP32 : MXQ_DTYPE_BF16;
+    c.layout = (it / 2) % 2 ? MXQ_SCALE_LAYOUT_LINEAR : MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
+    c.offsets = it % 3 == 2 ? MXQ_DTYPE_INT64 : MXQ_DTYPE_INT32;
+    c.accumulate = it >= 3;
+    c.alpha = it == 4 ? -1.5f : 1.0f;
+    run_case(c, h.gpu, h.cpu);
+  }
+}
+
+TEST_CASE("gpu gemm: all groups empty leaves D untouched", "[gpu][gemm]") {
+  Handles h;
+  Case c;
+  c.group_sizes = {0, 0, 0};
+  c.m = 77;
+  c.n = 64;
+  c.k = 64;
+  run_case(c, h.gpu, h.cpu);
+}
+
+TEST_CASE("gpu gemm: dense batched, odd N, fp32 and bf16", "[gpu][gemm]") {
+  Handles h;
+  Case c;
+  c.grouping = MXQ_GEMM_GROUPING_NONE;
+  c.batch = 3;
+  c.m = 257;
+  c.n = 129;  // odd: scalar stores
+  c.k = 256;
+  c.a = MXQ_DTYPE_E5M2;
+  c.d = MXQ_DTYPE_FP32;
+  run_case(c, h.gpu, h.cpu);
+  c.d = MXQ_DTYPE_BF16;
+  c.layout = MXQ_SCALE_LAYOUT_LINEAR;
+  c.accumulate = true;
+  run_case(c, h.gpu, h.cpu);
+  Case big;
+  big.grouping = MXQ_GEMM_GROUPING_NONE;
+  big.m = 512;
+  big.n = 384;
+  big.k = 2048;
+  big.d = MXQ_DTYPE_FP32;
+  run_case(big, h.gpu, h.cpu);
+}
+
+TEST_CASE("gpu gemm: unsupported plans fail at Finalize with a reason", "[gpu][gemm]") {
+  Handles h;
+  Case c;
+  c.group_sizes = {10, 20};
+  c.m = 30;
+  c.n = 64;
+  c.k = 100;  // not a multiple of 16
+  mxqStatus_t st = MXQ_STATUS_SUCCESS;
+  mxqGroupedGemmPlan_t p = make_plan(h.gpu, c, &st);
+  CHECK(st / 1000 == 2);
+  CHECK(std::string(mxqGetLastErrorMessage()).find("multiple of 16") != std::string::npos);
+  mxqGroupedGemmPlanDestroy(p);
+
+  c.k = 128;
+  c.grouping = MXQ_GEMM_GROUPING_K;
+  p = make_plan(h.gpu, c, &st);
+  CHECK(st / 1000 == 2);
+  CHECK(std::string(mxqGetLastErrorMessage()).find("K-grouped") != std::string::npos);
+  mxqGroupedGemmPlanDestroy(p);
+}
