@@ -1,0 +1,271 @@
+// Quantize on the GPU: registry entries and the launcher of kernels/generic/quantize_*.cu.
+// Finalize resolves the geometry once (tile grid, scale extents from core/sizes.h, the kernel for the
+// dtypes / policy / fusion); Execute fills pointers, decides the 16-byte input path from the actual
+// pointers, and enqueues at most three things on the caller's stream: a 4-byte memset of the amax
+// output, the group table (only for more than kQuantInlineGroups groups) and the kernel. Nothing
+// synchronizes the host, so a plan can be captured into a CUDA graph.
+#include <algorithm>
+#include <climits>
+#include <string>
+
+#include "common/quant_params.cuh"
+#include "core/error.h"
+#include "core/layout.h"
+#include "core/sizes.h"
+#include "cuda/group_table.h"
+#include "cuda/registry.h"
+#include "cuda/runtime.h"
+
+namespace mxq {
+namespace cuda {
+namespace {
+
+size_t in_size(mxqDataType_t t) { return t == MXQ_DTYPE_FP32 ? 4 : 2; }
+
+bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+// Which kernel runs a plan: the register-only rowwise kernel, or the shared-memory tile kernel for
+// anything that needs the other axis (columnwise, both, 32x32 blocks).
+bool needs_tiled(const QuantizeDesc& d) { return d.colwise() || d.block_2d; }
+
+std::string kernel_name(const QuantizeDesc& d) {
+  const char* in = d.in_dtype == MXQ_DTYPE_FP32 ? "f32" : d.in_dtype == MXQ_DTYPE_FP16 ? "f16" : "bf16";
+  const char* out = d.out_dtype == MXQ_DTYPE_E5M2 ? "e5m2" : "e4m3";
+  return std::string("mxq_quantize_") + (needs_tiled(d) ? "tiled" : "rowwise") + "_" + in + "_" + out +
+         (d.nonfinite == MXQ_NONFINITE_PROPAGATE ? "_prop" : "") + (d.fusion == MXQ_FUSION_SWIGLU ? "_swiglu" : "");
+}
+
+bool grouped(const QuantizeDesc& d) { return d.grouping == MXQ_GROUPING_ROWS; }
+
+// Grid-stride (persistent) launches: grouped plans, and the pipelined tiled kernels, which are
+// tiled_prefetch() in common/quant_kernels.cuh: 16-bit inputs without SwiGLU.
+bool persistent(const QuantizeDesc& d) {
+  return grouped(d) || (needs_tiled(d) && d.in_dtype != MXQ_DTYPE_FP32 && d.fusion != MXQ_FUSION_SWIGLU);
+}
+bool uses_table(const QuantizeDesc& d) { return grouped(d) && d.num_groups > kQuantInlineGroups; }
+
+// Row tiles per batch entry. The rowwise kernel cuts grouped data like ungrouped data; its extra
+// swizzled tile rows only write the padding of the per-group scale layout. The tiled kernel's grouped
+// tiles live in padded row space: enough for every group's 128-row tiles, the rows past the last
+// group, and (swizzled columnwise) every padded scale column.
+int64_t row_tiles(const QuantizeDesc& d) {
+  if (!grouped(d)) return layout::ceil_div(d.rows, kQuantTile);
+  if (!needs_tiled(d) && d.scale_layout == MXQ_SCALE_LAYOUT_LINEAR) return layout::ceil_div(d.rows, kQuantTile);
+  int64_t t = layout::mgroup_scale_rows_bound(d.rows, d.num_groups) / kQuantTile;
+  if (d.colwise() && d.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4)
+    t = std::max(t, colwise_scale_extent(true, d.rows, d.cols, d.grouping, d.num_groups).cols / 4);
+  return t;
+}
+
+// Tiles of the launch (the grid of a non-persistent launch); -1 when they do not fit a grid.
+int64_t grid_blocks(const QuantizeDesc& d) {
+  const int64_t tc = layout::ceil_div(d.cols, kQuantTile);
+  const int64_t tr = row_tiles(d);
+  if (tr > INT_MAX / tc) return -1;
+  const int64_t per_batch = tc * tr;
+  if (per_batch > INT_MAX / d.batch) return -1;
+  return per_batch * d.batch;
+}
+
+class QuantizeOp final : public OpImpl {
+ public:
+  QuantizeOp(const QuantizeDesc& d, Device& dev)
+      : d_(d), dev_(&dev), kernel_(kernel_name(d)), fn_(dev.kernel(kernel_.c_str())), smem_(dynamic_smem(d)) {
+    const bool swz = d.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
+    QuantizeParams& p = base_;
+    p = QuantizeParams{};
+    p.rows = d.rows;
+    p.cols = d.cols;
+    p.batch = d.batch;
+    p.in_ld = d.in_ld;
+    p.in_bstride = d.in_batch_stride;
+    p.tiles_c = layout::ceil_div(d.cols, kQuantTile);
+    p.tiles_r = row_tiles(d);
+    p.num_groups = grouped(d) ? d.num_groups : 0;
+    const ScaleExtent rs = rowwise_scale_extent(swz, d.rows, d.cols, d.grouping, d.num_groups);
+    const ScaleExtent cs = colwise_scale_extent(swz, d.rows, d.cols, d.grouping, d.num_groups);
+    p.row_scale_ld = rs.cols;
+    p.row_scale_bstride = rs.rows * rs.cols;
+    p.row_scale_tiles = rs.rows / kQuantTile;
+    p.col_scale_ld = cs.cols;
+    p.col_scale_bstride = cs.rows * cs.cols;
+    p.col_scale_tiles = cs.cols / 4;
+    p.mode = d.scale_mode;
+    int32_t f = 0;
+    if (d.rowwise()) f |= kQuantRowwise;
+    if (d.colwise()) f |= kQuantColwise;
+    if (d.colwise_transposed) f |= kQuantTransposed;
+    if (swz) f |= kQuantSwizzled;
+    if (d.block_2d) f |= kQuantBlock2d;
+    if (grouped(d)) f |= kQuantGrouped;
+    if (uses_table(d)) f |= kQuantGroupTable;
+    if (grouped(d) && d.offsets_dtype == MXQ_DTYPE_INT64) f |= kQuantOffsetsI64;
+    p.flags = f;
+    tiles_ = grid_blocks(d);
+    MXQ_REQUIRE(tiles_ > 0, MXQ_STATUS_INTERNAL_ERROR, "quantize grid does not fit (supports() should have said)");
+    // Persistent blocks, exactly as many as are resident at once, for grouped plans (each block
+    // builds the group table once, then loops over tiles) and for the pipelined tiled kernels (each
+    // block prefetches its next tile). Otherwise one block per tile.
+    blocks_ = persistent(d) ? std::min<int64_t>(tiles_, resident_blocks(dev)) : tiles_;
+    if (uses_table(d)) groups_ = std::make_unique<GroupTableBuilder>(dev);
+  }
+
+  std::string name() const override { return kernel_; }
+  std::string reason() const override {
+    std::string why = needs_tiled(d_) ? "needs both axes of a tile (columnwise, both or 32x32 blocks): 128x128 tiles "
+                                        "through shared memory"
+                                      : "rowwise 1x32 blocks: register-only 128x128 tiles";
+    if (needs_tiled(d_) && persistent(d_)) why += ", persistent blocks prefetching their next tile";
+    if (grouped(d_))
+      why += uses_table(d_) ? ", persistent blocks, groups looked up in a device-built table (> 1024 groups)"
+                            : ", persistent blocks, each builds the group table in shared memory (<= 1024 groups)";
+    return fmt::format("kernel {}, {} tiles on {} blocks of {} threads, {} B dynamic shared memory; {}", kernel_,
+                       tiles_, blocks_, kQuantThreads, smem_, why);
+  }
+  size_t workspace_bytes() const override { return groups_ ? GroupTableBuilder::workspace_bytes(d_.num_groups) : 0; }
+  size_t required_alignment(mxqArgSlot_t slot) const override {
+    if (slot == MXQ_ARG_X || slot == MXQ_ARG_ACTIVATION) return in_size(d_.in_dtype);
+    if (slot == MXQ_ARG_AMAX) return 4;
+    if (slot == MXQ_ARG_GROUP_OFFSETS) return d_.offsets_dtype == MXQ_DTYPE_INT64 ? 8 : 4;
+    return 1;
+  }
+
+  void run(const ExecArgs& args, void* workspace, size_t, mxqStream_t stream) const override {
+    QuantizeParams p = base_;
+    p.x = args.get(MXQ_ARG_X);
+    p.row_data = args.as<uint8_t>(MXQ_ARG_ROWWISE_DATA);
+    p.row_scales = args.as<uint8_t>(MXQ_ARG_ROWWISE_SCALES);
+    p.col_data = args.as<uint8_t>(MXQ_ARG_COLWISE_DATA);
+    p.col_scales = args.as<uint8_t>(MXQ_ARG_COLWISE_SCALES);
+    p.act = d_.fusion == MXQ_FUSION_SWIGLU ? args.get(MXQ_ARG_ACTIVATION) : nullptr;
+    p.amax = args.as<float>(MXQ_ARG_AMAX);
+    MXQ_REQUIRE(p.x, MXQ_STATUS_BAD_PARAM_ARGUMENT, "quantize: X is required");
+    MXQ_REQUIRE(!d_.rowwise() || (p.row_data && p.row_scales), MXQ_STATUS_BAD_PARAM_ARGUMENT,
+                "quantize: rowwise data and scales are required");
+    MXQ_REQUIRE(!d_.colwise() || (p.col_data && p.col_scales), MXQ_STATUS_BAD_PARAM_ARGUMENT,
+                "quantize: columnwise data and scales are required");
+
+    // 16-byte input path: every 8-element chunk starts 16-byte aligned (rows, batches and the SwiGLU
+    // up half included). Otherwise the kernels read element by element.
+    const int64_t es = static_cast<int64_t>(in_size(d_.in_dtype));
+    bool vec = aligned16(p.x) && (d_.in_ld * es) % 16 == 0 && (d_.batch == 1 || (d_.in_batch_stride * es) % 16 == 0);
+    if (d_.fusion == MXQ_FUSION_SWIGLU) vec = vec && (d_.cols * es) % 16 == 0;
+    if (vec) p.flags |= kQuantVecIn;
+
+    if (grouped(d_)) {
+      const void* offsets = args.get(MXQ_ARG_GROUP_OFFSETS);
+      MXQ_REQUIRE(offsets, MXQ_STATUS_BAD_PARAM_ARGUMENT, "quantize: group offsets are required with GROUPING_ROWS");
+      if (groups_) {
+        const GroupTableView t = groups_->enqueue(offsets, d_.offsets_dtype, d_.num_groups, d_.rows,
+                                                  d_.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4, workspace, stream);
+        p.ends = t.ends;
+        p.row_base = t.row_base;
+        p.col_base = t.col_base;
+      } else {
+        p.offsets = offsets;
+      }
+    }
+    // The kernels max-accumulate into amax; "overwritten" means it starts from +0 on this stream.
+    if (p.amax)
+      check(driver().cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(p.amax), 0, sizeof(float),
+                                     reinterpret_cast<CUstream>(stream)),
+            "quantize: clearing amax");
+    void* params[] = {&p};
+    dev_->launch(fn_, Dim3{static_cast<unsigned>(blocks_), 1, 1}, Dim3{static_cast<unsigned>(kQuantThreads), 1, 1},
+                 static_cast<size_t>(smem_), stream, params, kernel_.c_str());
+  }
+
+ private:
+  static int dynamic_smem(const QuantizeDesc& d) {
+    const int table = grouped(d) ? quantize_group_table_smem_bytes(d.num_groups) : 0;
+    return (needs_tiled(d) ? quantize_tiled_smem_bytes(static_cast<int>(in_size(d.in_dtype))) : 0) + table;
+  }
+
+  // Blocks of this kernel resident on the whole device (registers, shared memory, threads per SM).
+  int64_t resident_blocks(Device& dev) const {
+    const DriverApi& api = driver();
+    int regs = 0, static_smem = 0;
+    check(api.cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fn_), "quantize: kernel registers");
+    check(api.cuFuncGetAttribute(&static_smem, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn_), "quantize: static smem");
+    CUdevice cud = 0;
+    int sm_regs = 65536, sm_smem = 0, sm_threads = 2048;
+    check(api.cuDeviceGet(&cud, dev.ordinal()), "quantize: cuDeviceGet");
+    check(api.cuDeviceGetAttribute(&sm_regs, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, cud),
+          "quantize: registers per SM");
+    check(api.cuDeviceGetAttribute(&sm_smem, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, cud),
+          "quantize: shared memory per SM");
+    check(api.cuDeviceGetAttribute(&sm_threads, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, cud),
+          "quantize: threads per SM");
+    // Registers are allocated per warp in units of 256; each block also reserves 1 KiB of shared memory.
+    const int64_t warp_regs = (static_cast<int64_t>(std::max(regs, 1)) * 32 + 255) / 256 * 256;
+    const int64_t by_regs = sm_regs / (warp_regs * (kQuantThreads / 32));
+    const int64_t by_smem = sm_smem / (static_smem + smem_ + 1024);
+    const int64_t by_threads = sm_threads / kQuantThreads;
+    const int64_t per_sm = std::max<int64_t>(1, std::min({by_regs, by_smem, by_threads}));
+    return per_sm * std::max(1, dev.sm_count());
+  }
+
+  QuantizeDesc d_;
+  Device* dev_;
+  std::string kernel_;
+  CUfunction fn_;
+  int smem_;
+  int64_t tiles_ = 0;
+  int64_t blocks_ = 0;
+  QuantizeParams base_;
+  std::unique_ptr<GroupTableBuilder> groups_;
+};
+
+std::string common_limits(const QuantizeDesc& d, const DeviceInfo& dev) {
+  if (grid_blocks(d) < 0)
+    return fmt::format("{} tiles of 128x128 exceed the grid limit", layout::ceil_div(d.cols, kQuantTile) * row_tiles(d));
+  const int table = grouped(d) ? quantize_group_table_smem_bytes(d.num_groups) : 0;
+  const int smem = (needs_tiled(d) ? quantize_tiled_smem_bytes(static_cast<int>(in_size(d.in_dtype))) : 0) + table;
+  if (smem > dev.smem_optin)
+    return fmt::format("needs {} B of shared memory per block, the device allows {}", smem, dev.smem_optin);
+  return {};
+}
+
+}  // namespace
+
+void register_quantize_kernels(Registry& r) {
+  const std::vector<mxqDataType_t> hp = {MXQ_DTYPE_BF16, MXQ_DTYPE_FP16, MXQ_DTYPE_FP32};
+  const std::vector<mxqDataType_t> fp8 = {MXQ_DTYPE_E4M3, MXQ_DTYPE_E5M2};
+
+  KernelEntry<QuantizeDesc> rowwise;
+  rowwise.name = "generic.quantize.rowwise";
+  rowwise.arch = ArchRange{90, kAnyNewer};
+  rowwise.in_dtypes = hp;
+  rowwise.out_dtypes = fp8;
+  rowwise.variant = "rowwise 1x32 blocks in registers: 128x128 tiles, 8 x 16-byte loads in flight per thread, "
+                    "swizzled scale tiles written as 16-byte stores";
+  rowwise.priority = 10;
+  rowwise.supports = [](const QuantizeDesc& d, const DeviceInfo& dev) -> std::string {
+    if (needs_tiled(d)) return "handles rowwise 1x32 blocks only";
+    return common_limits(d, dev);
+  };
+  rowwise.make = [](const QuantizeDesc& d, Device& dev) -> std::unique_ptr<OpImpl> {
+    return std::make_unique<QuantizeOp>(d, dev);
+  };
+  r.add(std::move(rowwise));
+
+  KernelEntry<QuantizeDesc> tiled;
+  tiled.name = "generic.quantize.tiled";
+  tiled.arch = ArchRange{90, kAnyNewer};
+  tiled.in_dtypes = hp;
+  tiled.out_dtypes = fp8;
+  tiled.variant = "128x128 tiles through shared memory: columnwise (transposed or not), both from one read, "
+                  "32x32 blocks";
+  tiled.priority = 0;
+  tiled.supports = [](const QuantizeDesc& d, const DeviceInfo& dev) -> std::string {
+    if (!needs_tiled(d)) return "the rowwise kernel is preferred";
+    return common_limits(d, dev);
+  };
+  tiled.make = [](const QuantizeDesc& d, Device& dev) -> std::unique_ptr<OpImpl> {
+    return std::make_unique<QuantizeOp>(d, dev);
+  };
+  r.add(std::move(tiled));
+}
+
+}  // namespace cuda
+}  // namespace mxq

@@ -1,0 +1,273 @@
+// mxq_bench_quantize: times MXFP8 quantization next to a device-to-device copy of the same bytes and
+// prints effective bandwidth and the ratio to the copy. A quantizer is a streaming kernel, so the
+// copy (cuMemcpyDtoDAsync, the best the hardware does with memory) is the bar: bytes moved =
+// input read + FP8 data + scales written, and the copy moves the same total (half read, half
+// written). Every timed launch starts from a cold L2 (a 256 MiB memset in between, outside the
+// timed interval), for mxq and the copy alike, so shapes that fit in L2 are not flattered.
+// Buffers come from the driver API (dlopen, like libmxq itself); no CUDA library is linked.
+//
+//   mxq_bench_quantize                      the shapes and variants
+//   mxq_bench_quantize M K [iters]          one shape, every variant
+//   ... --torch tools/bench_quantize_torch.py   then runs the torch.compile peer on the same shapes
+//                                               in the same process tree (same GPU state)
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "mxq/mxq.h"
+
+namespace {
+
+struct Cu {
+  int (*cuInit)(unsigned);
+  int (*cuDeviceGet)(int*, int);
+  int (*cuDeviceGetName)(char*, int, int);
+  int (*cuDevicePrimaryCtxRetain)(void**, int);
+  int (*cuCtxSetCurrent)(void*);
+  int (*cuMemAlloc)(unsigned long long*, size_t);
+  int (*cuMemFree)(unsigned long long);
+  int (*cuMemcpyHtoD)(unsigned long long, const void*, size_t);
+  int (*cuMemcpyDtoDAsync)(unsigned long long, unsigned long long, size_t, void*);
+  int (*cuMemsetD8Async)(unsigned long long, unsigned char, size_t, void*);
+  int (*cuCtxSynchronize)();
+  int (*cuEventCreate)(void**, unsigned);
+  int (*cuEventRecord)(void*, void*);
+  int (*cuEventSynchronize)(void*);
+  int (*cuEventElapsedTime)(float*, void*, void*);
+};
+
+Cu cu;
+std::string device_name = "unknown";
+
+void die(const std::string& what) {
+  std::fprintf(stderr, "mxq_bench_quantize: %s\n", what.c_str());
+  std::exit(1);
+}
+void ck(int r, const char* what) {
+  if (r != 0) die(std::string(what) + " failed with CUresult " + std::to_string(r));
+}
+void ckq(mxqStatus_t s, const char* what) {
+  if (s != MXQ_STATUS_SUCCESS) die(std::string(what) + ": " + mxqGetStatusName(s) + ": " + mxqGetLastErrorMessage());
+}
+
+void load_driver() {
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) die("libcuda.so.1 not found");
+  auto sym = [&](const char* n) {
+    void* p = dlsym(lib, n);
+    if (!p) die(std::string("libcuda lacks ") + n);
+    return p;
+  };
+#define MXQ_SYM(field, name) cu.field = reinterpret_cast<decltype(cu.field)>(sym(name))
+  MXQ_SYM(cuInit, "cuInit");
+  MXQ_SYM(cuDeviceGet, "cuDeviceGet");
+  MXQ_SYM(cuDeviceGetName, "cuDeviceGetName");
+  MXQ_SYM(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+  MXQ_SYM(cuCtxSetCurrent, "cuCtxSetCurrent");
+  MXQ_SYM(cuMemAlloc, "cuMemAlloc_v2");
+  MXQ_SYM(cuMemFree, "cuMemFree_v2");
+  MXQ_SYM(cuMemcpyHtoD, "cuMemcpyHtoD_v2");
+  MXQ_SYM(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2");
+  MXQ_SYM(cuMemsetD8Async, "cuMemsetD8Async");
+  MXQ_SYM(cuCtxSynchronize, "cuCtxSynchronize");
+  MXQ_SYM(cuEventCreate, "cuEventCreate");
+  MXQ_SYM(cuEventRecord, "cuEventRecord");
+  MXQ_SYM(cuEventSynchronize, "cuEventSynchronize");
+  MXQ_SYM(cuEventElapsedTime, "cuEventElapsedTime_v2");
+#undef MXQ_SYM
+  int dev = 0;
+  void* ctx = nullptr;
+  ck(cu.cuInit(0), "cuInit");
+  ck(cu.cuDeviceGet(&dev, 0), "cuDeviceGet");
+  char name[256] = {};
+  if (cu.cuDeviceGetName(name, sizeof name, dev) == 0) device_name = name;
+  ck(cu.cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
+  ck(cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+}
+
+struct DevMem {
+  unsigned long long p = 0;
+  size_t bytes = 0;
+  explicit DevMem(size_t n) : bytes(n) { ck(cu.cuMemAlloc(&p, std::max<size_t>(n, 256)), "cuMemAlloc"); }
+  ~DevMem() { cu.cuMemFree(p); }
+  DevMem(const DevMem&) = delete;
+  DevMem& operator=(const DevMem&) = delete;
+  void* ptr() const { return reinterpret_cast<void*>(static_cast<uintptr_t>(p)); }
+};
+
+// Times `fn` (which enqueues on the default stream) `iters` times from a cold L2; returns the
+// median in milliseconds.
+template <typename Fn>
+double time_ms(Fn fn, int iters, const DevMem& flush) {
+  void *e0 = nullptr, *e1 = nullptr;
+  ck(cu.cuEventCreate(&e0, 0), "cuEventCreate");
+  ck(cu.cuEventCreate(&e1, 0), "cuEventCreate");
+  fn();  // warm-up (module load, first-touch)
+  ck(cu.cuCtxSynchronize(), "warm-up");
+  std::vector<double> t;
+  for (int i = 0; i < iters; ++i) {
+    ck(cu.cuMemsetD8Async(flush.p, static_cast<unsigned char>(i), flush.bytes, nullptr), "L2 flush");
+    ck(cu.cuEventRecord(e0, nullptr), "cuEventRecord");
+    fn();
+    ck(cu.cuEventRecord(e1, nullptr), "cuEventRecord");
+    ck(cu.cuEventSynchronize(e1), "cuEventSynchronize");
+    float ms = 0;
+    ck(cu.cuEventElapsedTime(&ms, e0, e1), "cuEventElapsedTime");
+    t.push_back(ms);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+struct Variant {
+  const char* name;
+  int32_t direction;
+  int transposed;
+  mxqScaleLayout_t layout;
+  int64_t groups;  // 0: ungrouped
+};
+
+const Variant kVariants[] = {
+    {"rowwise swizzled", MXQ_QUANTIZE_ROWWISE, 1, MXQ_SCALE_LAYOUT_SWIZZLED_128x4, 0},
+    {"rowwise linear", MXQ_QUANTIZE_ROWWISE, 1, MXQ_SCALE_LAYOUT_LINEAR, 0},
+    {"colwise transposed swz", MXQ_QUANTIZE_COLUMNWISE, 1, MXQ_SCALE_LAYOUT_SWIZZLED_128x4, 0},
+    {"colwise row-major swz", MXQ_QUANTIZE_COLUMNWISE, 0, MXQ_SCALE_LAYOUT_SWIZZLED_128x4, 0},
+    {"both (transposed) swz", MXQ_QUANTIZE_BOTH, 1, MXQ_SCALE_LAYOUT_SWIZZLED_128x4, 0},
+    {"rowwise swz M-grouped 8", MXQ_QUANTIZE_ROWWISE, 1, MXQ_SCALE_LAYOUT_SWIZZLED_128x4, 8},
+    {"rowwise swz M-grouped 128", MXQ_QUANTIZE_ROWWISE, 1, MXQ_SCALE_LAYOUT_SWIZZLED_128x4, 128},
+};
+
+template <typename T>
+void set(mxqQuantizePlan_t p, mxqQuantizeAttribute_t a, T v) {
+  ckq(mxqQuantizePlanSetAttribute(p, a, &v, sizeof v), "mxqQuantizePlanSetAttribute");
+}
+
+// Uneven group sizes that sum to m: sizes drawn around m/g (0.25x .. 1.75x), the last one absorbing
+// the rounding, none negative.
+std::vector<int32_t> uneven_ends(int64_t m, int64_t g) {
+  std::mt19937_64 rng(12345);
+  std::vector<double> w(static_cast<size_t>(g));
+  double sum = 0;
+  for (auto& x : w) sum += (x = 0.25 + 1.5 * std::uniform_real_distribution<double>(0, 1)(rng));
+  std::vector<int32_t> ends(static_cast<size_t>(g));
+  int64_t at = 0;
+  for (int64_t i = 0; i < g; ++i) {
+    at += static_cast<int64_t>(static_cast<double>(m) * w[static_cast<size_t>(i)] / sum);
+    ends[static_cast<size_t>(i)] = static_cast<int32_t>(std::min(at, m));
+  }
+  ends.back() = static_cast<int32_t>(m);
+  return ends;
+}
+
+void bench_shape(mxqHandle_t h, int64_t m, int64_t k, int iters, const DevMem& flush) {
+  const size_t in_bytes = static_cast<size_t>(m * k) * 2;  // bf16
+  DevMem x(in_bytes);
+  {
+    // Random normal-range bf16 values (the data does not change the traffic), tiled from 64 MiB.
+    const size_t tile = std::min<size_t>(in_bytes, size_t(64) << 20);
+    std::vector<uint16_t> host(tile / 2);
+    std::mt19937 rng(7);
+    for (auto& v : host) v = static_cast<uint16_t>(0x3000 + (rng() % 0x1C00)) | static_cast<uint16_t>((rng() & 1) << 15);
+    for (size_t off = 0; off < in_bytes; off += tile)
+      ck(cu.cuMemcpyHtoD(x.p + off, host.data(), std::min(tile, in_bytes - off)), "cuMemcpyHtoD");
+  }
+  std::printf("\n%lld x %lld bf16 -> e4m3 (RCEIL)\n", static_cast<long long>(m), static_cast<long long>(k));
+  std::printf("  %-26s %10s %9s %9s %9s %7s\n", "variant", "bytes(MB)", "time(us)", "TB/s", "copy TB/s", "ratio");
+  for (const Variant& v : kVariants) {
+    mxqQuantizePlan_t plan = nullptr;
+    ckq(mxqQuantizePlanCreate(h, &plan), "mxqQuantizePlanCreate");
+    set<int32_t>(plan, MXQ_QUANTIZE_ATTR_DIRECTION, v.direction);
+    set<int32_t>(plan, MXQ_QUANTIZE_ATTR_COLWISE_TRANSPOSED, v.transposed);
+    set<int32_t>(plan, MXQ_QUANTIZE_ATTR_SCALE_LAYOUT, v.layout);
+    set<int64_t>(plan, MXQ_QUANTIZE_ATTR_ROWS, m);
+    set<int64_t>(plan, MXQ_QUANTIZE_ATTR_COLS, k);
+    if (v.groups) {
+      set<int32_t>(plan, MXQ_QUANTIZE_ATTR_GROUPING, MXQ_GROUPING_ROWS);
+      set<int64_t>(plan, MXQ_QUANTIZE_ATTR_NUM_GROUPS, v.groups);
+    }
+    ckq(mxqQuantizePlanFinalize(plan), "mxqQuantizePlanFinalize");
+    size_t ws = 0;
+    ckq(mxqQuantizePlanGetWorkspaceSize(plan, &ws), "workspace size");
+    std::vector<mxqExecArg_t> args = {{MXQ_ARG_X, 0, x.ptr()}};
+    std::vector<std::unique_ptr<DevMem>> outs;
+    size_t written = 0;
+    for (mxqArgSlot_t s : {MXQ_ARG_ROWWISE_DATA, MXQ_ARG_ROWWISE_SCALES, MXQ_ARG_COLWISE_DATA, MXQ_ARG_COLWISE_SCALES}) {
+      size_t b = 0;
+      ckq(mxqQuantizePlanGetOutputSize(plan, s, &b), "output size");
+      if (!b) continue;
+      outs.push_back(std::make_unique<DevMem>(b));
+      args.push_back({s, 0, outs.back()->ptr()});
+      // Scales: count the bytes of the tensor itself (ceil(K/32) per row), not the allocation bound.
+      const bool scales = s == MXQ_ARG_ROWWISE_SCALES || s == MXQ_ARG_COLWISE_SCALES;
+      written += scales ? static_cast<size_t>(m * ((k + 31) / 32)) : b;
+    }
+    std::unique_ptr<DevMem> offs, wsm;
+    if (v.groups) {
+      const std::vector<int32_t> ends = uneven_ends(m, v.groups);
+      offs = std::make_unique<DevMem>(ends.size() * 4);
+      ck(cu.cuMemcpyHtoD(offs->p, ends.data(), ends.size() * 4), "offsets upload");
+      args.push_back({MXQ_ARG_GROUP_OFFSETS, 0, offs->ptr()});
+    }
+    if (ws) wsm = std::make_unique<DevMem>(ws);
+    const size_t moved = in_bytes + written;
+    const double t_q = time_ms(
+        [&] {
+          ckq(mxqQuantizeExecute(h, plan, args.data(), static_cast<int>(args.size()), wsm ? wsm->ptr() : nullptr, ws,
+                                 nullptr),
+              "mxqQuantizeExecute");
+        },
+        iters, flush);
+    // The copy moves the same total: moved/2 bytes read and moved/2 written.
+    const size_t half = moved / 2;
+    DevMem src(half), dst(half);
+    const double t_c = time_ms([&] { ck(cu.cuMemcpyDtoDAsync(dst.p, src.p, half, nullptr), "cuMemcpyDtoDAsync"); },
+                               iters, flush);
+    const double bw_q = static_cast<double>(moved) / (t_q * 1e-3) / 1e12;
+    const double bw_c = static_cast<double>(2 * half) / (t_c * 1e-3) / 1e12;
+    std::printf("  %-26s %10.1f %9.1f %9.3f %9.3f %7.3f\n", v.name, static_cast<double>(moved) / 1e6, t_q * 1e3, bw_q,
+                bw_c, t_c / t_q);
+    std::fflush(stdout);
+    ckq(mxqQuantizePlanDestroy(plan), "mxqQuantizePlanDestroy");
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> pos;
+  std::string torch_script;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--torch" && i + 1 < argc) torch_script = argv[++i];
+    else pos.push_back(argv[i]);
+  }
+  load_driver();
+  mxqHandle_t h = nullptr;
+  ckq(mxqCreate(&h), "mxqCreate");
+  std::printf("mxq_bench_quantize on %s, %s\n", device_name.c_str(), mxqGetBuildInfo());
+  std::printf("effective bandwidth = (input + FP8 data + scales) / time; copy = cuMemcpyDtoDAsync of the same total;\n"
+              "ratio = copy time / mxq time; medians over cold-L2 launches\n");
+  DevMem flush(size_t(256) << 20);
+  std::vector<std::pair<int64_t, int64_t>> shapes = {{16384, 16384}, {131072, 7168}, {8192, 4096}, {2048, 4096}};
+  int iters = 20;
+  if (pos.size() >= 2) shapes = {{std::atoll(pos[0].c_str()), std::atoll(pos[1].c_str())}};
+  if (pos.size() >= 3) iters = std::max(1, std::atoi(pos[2].c_str()));
+  for (const auto& s : shapes) bench_shape(h, s.first, s.second, iters, flush);
+  mxqDestroy(h);
+  if (!torch_script.empty()) {
+    std::string cmd = "python3 " + torch_script + " --iters " + std::to_string(iters) + " --shapes";
+    for (const auto& s : shapes) cmd += " " + std::to_string(s.first) + "x" + std::to_string(s.second);
+    std::printf("\n$ %s\n", cmd.c_str());
+    std::fflush(stdout);
+    const int rc = std::system(cmd.c_str());
+    if (rc != 0) std::printf("(torch peer exited with status %d)\n", rc);
+  }
+  return 0;
+}
