@@ -44,9 +44,16 @@ export MXQ_LOG_LEVEL=${MXQ_LOG_LEVEL:-3}
 if ((gpu)) && ((${#benches[@]})); then
   mxq_log "building ${benches[*]}"
   cmake --build "$MXQ_BUILD" -j "$MXQ_JOBS" --target "${benches[@]}"
+  # The torch.compile peer runs from the same command when the machine's python3 has torch.
+  torch_peer=()
+  python3 -c 'import torch' > /dev/null 2>&1 && torch_peer=(--torch tools/bench_quantize_torch.py)
   for b in "${benches[@]}"; do
     mxq_log "$b"
-    "$MXQ_BUILD/tools/$b"
+    if [[ $b == mxq_bench_quantize ]]; then
+      "$MXQ_BUILD/tools/$b" "${torch_peer[@]}"
+    else
+      "$MXQ_BUILD/tools/$b"
+    fi
   done
 else
   backend=cpu

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# One call's worth of GPU verification on the device machine (see tools/device/prepare_deps.sh):
+# build everything, run the GPU test suite, compute-sanitizer memcheck on a representative subset,
+# the Python binding's GPU tests, then ./run.sh (the benchmarks, with the torch peer). Logs go to
+# $OUT (or ./gpu_check_out) and a short summary is printed last.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out=${OUT:-$PWD/gpu_check_out}
+mkdir -p "$out"
+export MXQ_BUILD_DIR=${MXQ_BUILD_DIR:-/tmp/bf}
+summary=()
+stage() {  # stage NAME TIMEOUT CMD...
+  local name=$1 limit=$2
+  shift 2
+  local t0=$SECONDS
+  timeout "$limit" "$@" > "$out/$name.log" 2>&1
+  local rc=$?
+  summary+=("$(printf '%-12s rc=%-3s %4ss  %s' "$name" "$rc" "$((SECONDS - t0))" "$(tail -n 1 "$out/$name.log")")")
+  return $rc
+}
+nvidia-smi -L
+stage configure 120 cmake -S . -B "$MXQ_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$PWD/.deps" -DMXQ_SPDLOG_ROOT="$PWD/.deps" -DMXQ_FMT_ROOT="$PWD/.deps"
+stage build 400 ninja -C "$MXQ_BUILD_DIR" mxq mxq_tests mxq_gpu_tests mxq_demo mxq_bench_quantize mxq_bench_gemm
+# One file for all -Xptxas -v reports: $OUT returns at most 8 files.
+tar -C "$MXQ_BUILD_DIR/kernels" -czf "$out/ptxas.tgz" ptxas 2> /dev/null
+stage gpu_tests 300 "$MXQ_BUILD_DIR/tests/mxq_gpu_tests"
+stage unit_tests 120 "$MXQ_BUILD_DIR/tests/mxq_tests"
+stage sanitizer 150 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
+  "$MXQ_BUILD_DIR/tests/mxq_gpu_tests" "[dequantize]~[large],[swizzle],[backend]~[graph],[quantize][groups],[quantize][swiglu]"
+stage run_sh 200 ./run.sh
+stage python_gpu 90 env PYTHON=python3 bindings/python/test.sh
+printf '%s\n' "${summary[@]}"
