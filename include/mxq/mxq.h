@@ -406,20 +406,38 @@ typedef enum {
   MXQ_QUANTIZE_ATTR_FUSION = 16            /**< int32_t mxqFusion_t, default NONE */
 } mxqQuantizeAttribute_t;
 
+/** Create a quantize plan bound to `handle`. \param plan host out-pointer, set on success; the caller
+ *  owns the plan until mxqQuantizePlanDestroy. Thread-safe on a shared handle. Statuses: NULL_POINTER. */
 MXQ_API mxqStatus_t mxqQuantizePlanCreate(mxqHandle_t handle, mxqQuantizePlan_t *plan);
+/** Set one attribute (`buf`: host pointer to a value of the attribute's C type, `sizeInBytes` its
+ *  size). Statuses: NULL_POINTER, UNKNOWN_ATTRIBUTE, ATTRIBUTE_SIZE, INVALID_VALUE,
+ *  NOT_SUPPORTED_DTYPE, ALREADY_FINALIZED ("Plans: common conventions"). Not thread-safe per plan. */
 MXQ_API mxqStatus_t mxqQuantizePlanSetAttribute(mxqQuantizePlan_t plan, mxqQuantizeAttribute_t attr,
                                                 const void *buf, size_t sizeInBytes);
+/** Read one attribute into host `buf` (NULL with non-NULL `sizeWritten`: size query only); after
+ *  Finalize the resolved value. Statuses: NULL_POINTER, UNKNOWN_ATTRIBUTE, ATTRIBUTE_SIZE. */
 MXQ_API mxqStatus_t mxqQuantizePlanGetAttribute(mxqQuantizePlan_t plan, mxqQuantizeAttribute_t attr,
                                                 void *buf, size_t sizeInBytes, size_t *sizeWritten);
+/** Validate, select the kernel (logged at INFO with the reason) and size the workspace; the plan is
+ *  immutable afterwards. Statuses: SHAPE, INVALID_VALUE, NOT_SUPPORTED_*, ALREADY_FINALIZED. A
+ *  failed Finalize leaves the plan unchanged and editable. */
 MXQ_API mxqStatus_t mxqQuantizePlanFinalize(mxqQuantizePlan_t plan);
+/** Workspace bytes Execute needs (host out-pointer). Statuses: NULL_POINTER, NOT_FINALIZED. */
 MXQ_API mxqStatus_t mxqQuantizePlanGetWorkspaceSize(mxqQuantizePlan_t plan, size_t *bytes);
 /** Bytes the caller must allocate for an output slot of a finalized plan (data, scales including
  *  swizzle padding and per-group padding upper bounds, amax, activation); 0 for a slot the plan
  *  does not write. \retval MXQ_STATUS_BAD_PARAM_NOT_FINALIZED, _NULL_POINTER */
 MXQ_API mxqStatus_t mxqQuantizePlanGetOutputSize(mxqQuantizePlan_t plan, mxqArgSlot_t slot, size_t *bytes);
+/** Run the finalized plan on (slot, device pointer) `args` with a device `workspace` (256-byte aligned,
+ *  >= GetWorkspaceSize; NULL when that is 0) on `stream`; asynchronous on a CUDA handle, synchronous
+ *  on a CPU handle; never allocates or synchronizes. Thread-safe: one plan may run concurrently on
+ *  several streams with separate workspaces. Statuses: NULL_POINTER, HANDLE_MISMATCH,
+ *  NOT_FINALIZED, ARGUMENT, MISALIGNED, WORKSPACE, GROUP_OFFSETS (CPU), CUDA_ERROR; nothing is
+ *  written on a validation failure. */
 MXQ_API mxqStatus_t mxqQuantizeExecute(mxqHandle_t handle, mxqQuantizePlan_t plan, const mxqExecArg_t *args,
                                        int numArgs, void *workspace, size_t workspaceBytes,
                                        mxqStream_t stream);
+/** Destroy a plan (NULL accepted). Must not race with the plan's executions. */
 MXQ_API mxqStatus_t mxqQuantizePlanDestroy(mxqQuantizePlan_t plan);
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -447,16 +465,34 @@ typedef enum {
   MXQ_DEQUANTIZE_ATTR_GROUP_OFFSETS_DTYPE = 11 /**< int32_t: INT32 (default), INT64 */
 } mxqDequantizeAttribute_t;
 
+/** Create a dequantize plan bound to `handle`. \param plan host out-pointer, set on success; the caller
+ *  owns the plan until mxqDequantizePlanDestroy. Thread-safe on a shared handle. Statuses: NULL_POINTER. */
 MXQ_API mxqStatus_t mxqDequantizePlanCreate(mxqHandle_t handle, mxqDequantizePlan_t *plan);
+/** Set one attribute (`buf`: host pointer to a value of the attribute's C type, `sizeInBytes` its
+ *  size). Statuses: NULL_POINTER, UNKNOWN_ATTRIBUTE, ATTRIBUTE_SIZE, INVALID_VALUE,
+ *  NOT_SUPPORTED_DTYPE, ALREADY_FINALIZED ("Plans: common conventions"). Not thread-safe per plan. */
 MXQ_API mxqStatus_t mxqDequantizePlanSetAttribute(mxqDequantizePlan_t plan, mxqDequantizeAttribute_t attr,
                                                   const void *buf, size_t sizeInBytes);
+/** Read one attribute into host `buf` (NULL with non-NULL `sizeWritten`: size query only); after
+ *  Finalize the resolved value. Statuses: NULL_POINTER, UNKNOWN_ATTRIBUTE, ATTRIBUTE_SIZE. */
 MXQ_API mxqStatus_t mxqDequantizePlanGetAttribute(mxqDequantizePlan_t plan, mxqDequantizeAttribute_t attr,
                                                   void *buf, size_t sizeInBytes, size_t *sizeWritten);
+/** Validate, select the kernel (logged at INFO with the reason) and size the workspace; the plan is
+ *  immutable afterwards. Statuses: SHAPE, INVALID_VALUE, NOT_SUPPORTED_*, ALREADY_FINALIZED. A
+ *  failed Finalize leaves the plan unchanged and editable. */
 MXQ_API mxqStatus_t mxqDequantizePlanFinalize(mxqDequantizePlan_t plan);
+/** Workspace bytes Execute needs (host out-pointer). Statuses: NULL_POINTER, NOT_FINALIZED. */
 MXQ_API mxqStatus_t mxqDequantizePlanGetWorkspaceSize(mxqDequantizePlan_t plan, size_t *bytes);
+/** Run the finalized plan on (slot, device pointer) `args` with a device `workspace` (256-byte aligned,
+ *  >= GetWorkspaceSize; NULL when that is 0) on `stream`; asynchronous on a CUDA handle, synchronous
+ *  on a CPU handle; never allocates or synchronizes. Thread-safe: one plan may run concurrently on
+ *  several streams with separate workspaces. Statuses: NULL_POINTER, HANDLE_MISMATCH,
+ *  NOT_FINALIZED, ARGUMENT, MISALIGNED, WORKSPACE, GROUP_OFFSETS (CPU), CUDA_ERROR; nothing is
+ *  written on a validation failure. */
 MXQ_API mxqStatus_t mxqDequantizeExecute(mxqHandle_t handle, mxqDequantizePlan_t plan, const mxqExecArg_t *args,
                                          int numArgs, void *workspace, size_t workspaceBytes,
                                          mxqStream_t stream);
+/** Destroy a plan (NULL accepted). Must not race with the plan's executions. */
 MXQ_API mxqStatus_t mxqDequantizePlanDestroy(mxqDequantizePlan_t plan);
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -500,16 +536,34 @@ typedef enum {
                                             blocks (enables the one-FFMA promotion path) */
 } mxqGroupedGemmAttribute_t;
 
+/** Create a grouped-GEMM plan bound to `handle`. \param plan host out-pointer, set on success; the caller
+ *  owns the plan until mxqGroupedGemmPlanDestroy. Thread-safe on a shared handle. Statuses: NULL_POINTER. */
 MXQ_API mxqStatus_t mxqGroupedGemmPlanCreate(mxqHandle_t handle, mxqGroupedGemmPlan_t *plan);
+/** Set one attribute (`buf`: host pointer to a value of the attribute's C type, `sizeInBytes` its
+ *  size). Statuses: NULL_POINTER, UNKNOWN_ATTRIBUTE, ATTRIBUTE_SIZE, INVALID_VALUE,
+ *  NOT_SUPPORTED_DTYPE, ALREADY_FINALIZED ("Plans: common conventions"). Not thread-safe per plan. */
 MXQ_API mxqStatus_t mxqGroupedGemmPlanSetAttribute(mxqGroupedGemmPlan_t plan, mxqGroupedGemmAttribute_t attr,
                                                    const void *buf, size_t sizeInBytes);
+/** Read one attribute into host `buf` (NULL with non-NULL `sizeWritten`: size query only); after
+ *  Finalize the resolved value. Statuses: NULL_POINTER, UNKNOWN_ATTRIBUTE, ATTRIBUTE_SIZE. */
 MXQ_API mxqStatus_t mxqGroupedGemmPlanGetAttribute(mxqGroupedGemmPlan_t plan, mxqGroupedGemmAttribute_t attr,
                                                    void *buf, size_t sizeInBytes, size_t *sizeWritten);
+/** Validate, select the kernel (logged at INFO with the reason) and size the workspace; the plan is
+ *  immutable afterwards. Statuses: SHAPE, INVALID_VALUE, NOT_SUPPORTED_*, ALREADY_FINALIZED. A
+ *  failed Finalize leaves the plan unchanged and editable. */
 MXQ_API mxqStatus_t mxqGroupedGemmPlanFinalize(mxqGroupedGemmPlan_t plan);
+/** Workspace bytes Execute needs (host out-pointer). Statuses: NULL_POINTER, NOT_FINALIZED. */
 MXQ_API mxqStatus_t mxqGroupedGemmPlanGetWorkspaceSize(mxqGroupedGemmPlan_t plan, size_t *bytes);
+/** Run the finalized plan on (slot, device pointer) `args` with a device `workspace` (256-byte aligned,
+ *  >= GetWorkspaceSize; NULL when that is 0) on `stream`; asynchronous on a CUDA handle, synchronous
+ *  on a CPU handle; never allocates or synchronizes. Thread-safe: one plan may run concurrently on
+ *  several streams with separate workspaces. Statuses: NULL_POINTER, HANDLE_MISMATCH,
+ *  NOT_FINALIZED, ARGUMENT, MISALIGNED, WORKSPACE, GROUP_OFFSETS (CPU), CUDA_ERROR; nothing is
+ *  written on a validation failure. */
 MXQ_API mxqStatus_t mxqGroupedGemmExecute(mxqHandle_t handle, mxqGroupedGemmPlan_t plan, const mxqExecArg_t *args,
                                           int numArgs, void *workspace, size_t workspaceBytes,
                                           mxqStream_t stream);
+/** Destroy a plan (NULL accepted). Must not race with the plan's executions. */
 MXQ_API mxqStatus_t mxqGroupedGemmPlanDestroy(mxqGroupedGemmPlan_t plan);
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -563,16 +617,34 @@ typedef enum {
   MXQ_ATTN_ATTR_QKV_DTYPE = 14        /**< int32_t: E4M3 (default) */
 } mxqAttentionAttribute_t;
 
+/** Create an attention plan bound to `handle`. \param plan host out-pointer, set on success; the caller
+ *  owns the plan until mxqAttentionPlanDestroy. Thread-safe on a shared handle. Statuses: NULL_POINTER. */
 MXQ_API mxqStatus_t mxqAttentionPlanCreate(mxqHandle_t handle, mxqAttentionPlan_t *plan);
+/** Set one attribute (`buf`: host pointer to a value of the attribute's C type, `sizeInBytes` its
+ *  size). Statuses: NULL_POINTER, UNKNOWN_ATTRIBUTE, ATTRIBUTE_SIZE, INVALID_VALUE,
+ *  NOT_SUPPORTED_DTYPE, ALREADY_FINALIZED ("Plans: common conventions"). Not thread-safe per plan. */
 MXQ_API mxqStatus_t mxqAttentionPlanSetAttribute(mxqAttentionPlan_t plan, mxqAttentionAttribute_t attr,
                                                  const void *buf, size_t sizeInBytes);
+/** Read one attribute into host `buf` (NULL with non-NULL `sizeWritten`: size query only); after
+ *  Finalize the resolved value. Statuses: NULL_POINTER, UNKNOWN_ATTRIBUTE, ATTRIBUTE_SIZE. */
 MXQ_API mxqStatus_t mxqAttentionPlanGetAttribute(mxqAttentionPlan_t plan, mxqAttentionAttribute_t attr,
                                                  void *buf, size_t sizeInBytes, size_t *sizeWritten);
+/** Validate, select the kernel (logged at INFO with the reason) and size the workspace; the plan is
+ *  immutable afterwards. Statuses: SHAPE, INVALID_VALUE, NOT_SUPPORTED_*, ALREADY_FINALIZED. A
+ *  failed Finalize leaves the plan unchanged and editable. */
 MXQ_API mxqStatus_t mxqAttentionPlanFinalize(mxqAttentionPlan_t plan);
+/** Workspace bytes Execute needs (host out-pointer). Statuses: NULL_POINTER, NOT_FINALIZED. */
 MXQ_API mxqStatus_t mxqAttentionPlanGetWorkspaceSize(mxqAttentionPlan_t plan, size_t *bytes);
+/** Run the finalized plan on (slot, device pointer) `args` with a device `workspace` (256-byte aligned,
+ *  >= GetWorkspaceSize; NULL when that is 0) on `stream`; asynchronous on a CUDA handle, synchronous
+ *  on a CPU handle; never allocates or synchronizes. Thread-safe: one plan may run concurrently on
+ *  several streams with separate workspaces. Statuses: NULL_POINTER, HANDLE_MISMATCH,
+ *  NOT_FINALIZED, ARGUMENT, MISALIGNED, WORKSPACE, GROUP_OFFSETS (CPU), CUDA_ERROR; nothing is
+ *  written on a validation failure. */
 MXQ_API mxqStatus_t mxqAttentionExecute(mxqHandle_t handle, mxqAttentionPlan_t plan, const mxqExecArg_t *args,
                                         int numArgs, void *workspace, size_t workspaceBytes,
                                         mxqStream_t stream);
+/** Destroy a plan (NULL accepted). Must not race with the plan's executions. */
 MXQ_API mxqStatus_t mxqAttentionPlanDestroy(mxqAttentionPlan_t plan);
 
 /* ---------------------------------------------------------------------------------------------- */

@@ -270,22 +270,33 @@ const MXQ_QUANTIZE_ATTR_NUM_GROUPS = mxqQuantizeAttribute_t(14)  # int64_t, requ
 const MXQ_QUANTIZE_ATTR_GROUP_OFFSETS_DTYPE = mxqQuantizeAttribute_t(15)  # int32_t mxqDataType_t: INT32 (default), INT64
 const MXQ_QUANTIZE_ATTR_FUSION = mxqQuantizeAttribute_t(16)  # int32_t mxqFusion_t, default NONE
 
+# Create a quantize plan bound to `handle`. \param plan host out-pointer, set on success; the caller
+# owns the plan until mxqQuantizePlanDestroy. Thread-safe on a shared handle. Statuses: NULL_POINTER.
 function mxqQuantizePlanCreate(handle, plan)
     @ccall libmxq.mxqQuantizePlanCreate(handle::mxqHandle_t, plan::Ptr{mxqQuantizePlan_t})::mxqStatus_t
 end
 
+# Set one attribute (`buf`: host pointer to a value of the attribute's C type, `sizeInBytes` its
+# size). Statuses: NULL_POINTER, UNKNOWN_ATTRIBUTE, ATTRIBUTE_SIZE, INVALID_VALUE,
+# NOT_SUPPORTED_DTYPE, ALREADY_FINALIZED ("Plans: common conventions"). Not thread-safe per plan.
 function mxqQuantizePlanSetAttribute(plan, attr, buf, sizeInBytes)
     @ccall libmxq.mxqQuantizePlanSetAttribute(plan::mxqQuantizePlan_t, attr::mxqQuantizeAttribute_t, buf::Ptr{Cvoid}, sizeInBytes::Csize_t)::mxqStatus_t
 end
 
+# Read one attribute into host `buf` (NULL with non-NULL `sizeWritten`: size query only); after
+# Finalize the resolved value. Statuses: NULL_POINTER, UNKNOWN_ATTRIBUTE, ATTRIBUTE_SIZE.
 function mxqQuantizePlanGetAttribute(plan, attr, buf, sizeInBytes, sizeWritten)
     @ccall libmxq.mxqQuantizePlanGetAttribute(plan::mxqQuantizePlan_t, attr::mxqQuantizeAttribute_t, buf::Ptr{Cvoid}, sizeInBytes::Csize_t, sizeWritten::Ptr{Csize_t})::mxqStatus_t
 end
 
+# Validate, select the kernel (logged at INFO with the reason) and size the workspace; the plan is
+# immutable afterwards. Statuses: SHAPE, INVALID_VALUE, NOT_SUPPORTED_*, ALREADY_FINALIZED. A
+# failed Finalize leaves the plan unchanged and editable.
 function mxqQuantizePlanFinalize(plan)
     @ccall libmxq.mxqQuantizePlanFinalize(plan::mxqQuantizePlan_t)::mxqStatus_t
 end
 
+# Workspace bytes Execute needs (host out-pointer). Statuses: NULL_POINTER, NOT_FINALIZED.
 function mxqQuantizePlanGetWorkspaceSize(plan, bytes)
     @ccall libmxq.mxqQuantizePlanGetWorkspaceSize(plan::mxqQuantizePlan_t, bytes::Ptr{Csize_t})::mxqStatus_t
 end
@@ -297,10 +308,17 @@ function mxqQuantizePlanGetOutputSize(plan, slot, bytes)
     @ccall libmxq.mxqQuantizePlanGetOutputSize(plan::mxqQuantizePlan_t, slot::mxqArgSlot_t, bytes::Ptr{Csize_t})::mxqStatus_t
 end
 
+# Run the finalized plan on (slot, device pointer) `args` with a device `workspace` (256-byte aligned,
+# >= GetWorkspaceSize; NULL when that is 0) on `stream`; asynchronous on a CUDA handle, synchronous
+# on a CPU handle; never allocates or synchronizes. Thread-safe: one plan may run concurrently on
+# several streams with separate workspaces. Statuses: NULL_POINTER, HANDLE_MISMATCH,
+# NOT_FINALIZED, ARGUMENT, MISALIGNED, WORKSPACE, GROUP_OFFSETS (CPU), CUDA_ERROR; nothing is
+# written on a validation failure.
 function mxqQuantizeExecute(handle, plan, args, numArgs, workspace, workspaceBytes, stream)
     @ccall libmxq.mxqQuantizeExecute(handle::mxqHandle_t, plan::mxqQuantizePlan_t, args::Ptr{mxqExecArg_t}, numArgs::Cint, workspace::Ptr{Cvoid}, workspaceBytes::Csize_t, stream::mxqStream_t)::mxqStatus_t
 end
 
+# Destroy a plan (NULL accepted). Must not race with the plan's executions.
 function mxqQuantizePlanDestroy(plan)
     @ccall libmxq.mxqQuantizePlanDestroy(plan::mxqQuantizePlan_t)::mxqStatus_t
 end
@@ -319,30 +337,48 @@ const MXQ_DEQUANTIZE_ATTR_GROUPING = mxqDequantizeAttribute_t(9)  # int32_t mxqG
 const MXQ_DEQUANTIZE_ATTR_NUM_GROUPS = mxqDequantizeAttribute_t(10)  # int64_t
 const MXQ_DEQUANTIZE_ATTR_GROUP_OFFSETS_DTYPE = mxqDequantizeAttribute_t(11)  # int32_t: INT32 (default), INT64
 
+# Create a dequantize plan bound to `handle`. \param plan host out-pointer, set on success; the caller
+# owns the plan until mxqDequantizePlanDestroy. Thread-safe on a shared handle. Statuses: NULL_POINTER.
 function mxqDequantizePlanCreate(handle, plan)
     @ccall libmxq.mxqDequantizePlanCreate(handle::mxqHandle_t, plan::Ptr{mxqDequantizePlan_t})::mxqStatus_t
 end
 
+# Set one attribute (`buf`: host pointer to a value of the attribute's C type, `sizeInBytes` its
+# size). Statuses: NULL_POINTER, UNKNOWN_ATTRIBUTE, ATTRIBUTE_SIZE, INVALID_VALUE,
+# NOT_SUPPORTED_DTYPE, ALREADY_FINALIZED ("Plans: common conventions"). Not thread-safe per plan.
 function mxqDequantizePlanSetAttribute(plan, attr, buf, sizeInBytes)
     @ccall libmxq.mxqDequantizePlanSetAttribute(plan::mxqDequantizePlan_t, attr::mxqDequantizeAttribute_t, buf::Ptr{Cvoid}, sizeInBytes::Csize_t)::mxqStatus_t
 end
 
+# Read one attribute into host `buf` (NULL with non-NULL `sizeWritten`: size query only); after
+# Finalize the resolved value. Statuses: NULL_POINTER, UNKNOWN_ATTRIBUTE, ATTRIBUTE_SIZE.
 function mxqDequantizePlanGetAttribute(plan, attr, buf, sizeInBytes, sizeWritten)
     @ccall libmxq.mxqDequantizePlanGetAttribute(plan::mxqDequantizePlan_t, attr::mxqDequantizeAttribute_t, buf::Ptr{Cvoid}, sizeInBytes::Csize_t, sizeWritten::Ptr{Csize_t})::mxqStatus_t
 end
 
+# Validate, select the kernel (logged at INFO with the reason) and size the workspace; the plan is
+# immutable afterwards. Statuses: SHAPE, INVALID_VALUE, NOT_SUPPORTED_*, ALREADY_FINALIZED. A
+# failed Finalize leaves the plan unchanged and editable.
 function mxqDequantizePlanFinalize(plan)
     @ccall libmxq.mxqDequantizePlanFinalize(plan::mxqDequantizePlan_t)::mxqStatus_t
 end
 
+# Workspace bytes Execute needs (host out-pointer). Statuses: NULL_POINTER, NOT_FINALIZED.
 function mxqDequantizePlanGetWorkspaceSize(plan, bytes)
     @ccall libmxq.mxqDequantizePlanGetWorkspaceSize(plan::mxqDequantizePlan_t, bytes::Ptr{Csize_t})::mxqStatus_t
 end
 
+# Run the finalized plan on (slot, device pointer) `args` with a device `workspace` (256-byte aligned,
+# >= GetWorkspaceSize; NULL when that is 0) on `stream`; asynchronous on a CUDA handle, synchronous
+# on a CPU handle; never allocates or synchronizes. Thread-safe: one plan may run concurrently on
+# several streams with separate workspaces. Statuses: NULL_POINTER, HANDLE_MISMATCH,
+# NOT_FINALIZED, ARGUMENT, MISALIGNED, WORKSPACE, GROUP_OFFSETS (CPU), CUDA_ERROR; nothing is
+# written on a validation failure.
 function mxqDequantizeExecute(handle, plan, args, numArgs, workspace, workspaceBytes, stream)
     @ccall libmxq.mxqDequantizeExecute(handle::mxqHandle_t, plan::mxqDequantizePlan_t, args::Ptr{mxqExecArg_t}, numArgs::Cint, workspace::Ptr{Cvoid}, workspaceBytes::Csize_t, stream::mxqStream_t)::mxqStatus_t
 end
 
+# Destroy a plan (NULL accepted). Must not race with the plan's executions.
 function mxqDequantizePlanDestroy(plan)
     @ccall libmxq.mxqDequantizePlanDestroy(plan::mxqDequantizePlan_t)::mxqStatus_t
 end
@@ -368,30 +404,48 @@ const MXQ_GEMM_ATTR_ACCUMULATE = mxqGroupedGemmAttribute_t(11)  # int32_t bool, 
 const MXQ_GEMM_ATTR_GROUP_OFFSETS_DTYPE = mxqGroupedGemmAttribute_t(12)  # int32_t: INT32 (default), INT64
 const MXQ_GEMM_ATTR_B_BLOCK_2D = mxqGroupedGemmAttribute_t(13)  # int32_t bool hint, default 0: B was quantized in 32x32
 
+# Create a grouped-GEMM plan bound to `handle`. \param plan host out-pointer, set on success; the caller
+# owns the plan until mxqGroupedGemmPlanDestroy. Thread-safe on a shared handle. Statuses: NULL_POINTER.
 function mxqGroupedGemmPlanCreate(handle, plan)
     @ccall libmxq.mxqGroupedGemmPlanCreate(handle::mxqHandle_t, plan::Ptr{mxqGroupedGemmPlan_t})::mxqStatus_t
 end
 
+# Set one attribute (`buf`: host pointer to a value of the attribute's C type, `sizeInBytes` its
+# size). Statuses: NULL_POINTER, UNKNOWN_ATTRIBUTE, ATTRIBUTE_SIZE, INVALID_VALUE,
+# NOT_SUPPORTED_DTYPE, ALREADY_FINALIZED ("Plans: common conventions"). Not thread-safe per plan.
 function mxqGroupedGemmPlanSetAttribute(plan, attr, buf, sizeInBytes)
     @ccall libmxq.mxqGroupedGemmPlanSetAttribute(plan::mxqGroupedGemmPlan_t, attr::mxqGroupedGemmAttribute_t, buf::Ptr{Cvoid}, sizeInBytes::Csize_t)::mxqStatus_t
 end
 
+# Read one attribute into host `buf` (NULL with non-NULL `sizeWritten`: size query only); after
+# Finalize the resolved value. Statuses: NULL_POINTER, UNKNOWN_ATTRIBUTE, ATTRIBUTE_SIZE.
 function mxqGroupedGemmPlanGetAttribute(plan, attr, buf, sizeInBytes, sizeWritten)
     @ccall libmxq.mxqGroupedGemmPlanGetAttribute(plan::mxqGroupedGemmPlan_t, attr::mxqGroupedGemmAttribute_t, buf::Ptr{Cvoid}, sizeInBytes::Csize_t, sizeWritten::Ptr{Csize_t})::mxqStatus_t
 end
 
+# Validate, select the kernel (logged at INFO with the reason) and size the workspace; the plan is
+# immutable afterwards. Statuses: SHAPE, INVALID_VALUE, NOT_SUPPORTED_*, ALREADY_FINALIZED. A
+# failed Finalize leaves the plan unchanged and editable.
 function mxqGroupedGemmPlanFinalize(plan)
     @ccall libmxq.mxqGroupedGemmPlanFinalize(plan::mxqGroupedGemmPlan_t)::mxqStatus_t
 end
 
+# Workspace bytes Execute needs (host out-pointer). Statuses: NULL_POINTER, NOT_FINALIZED.
 function mxqGroupedGemmPlanGetWorkspaceSize(plan, bytes)
     @ccall libmxq.mxqGroupedGemmPlanGetWorkspaceSize(plan::mxqGroupedGemmPlan_t, bytes::Ptr{Csize_t})::mxqStatus_t
 end
 
+# Run the finalized plan on (slot, device pointer) `args` with a device `workspace` (256-byte aligned,
+# >= GetWorkspaceSize; NULL when that is 0) on `stream`; asynchronous on a CUDA handle, synchronous
+# on a CPU handle; never allocates or synchronizes. Thread-safe: one plan may run concurrently on
+# several streams with separate workspaces. Statuses: NULL_POINTER, HANDLE_MISMATCH,
+# NOT_FINALIZED, ARGUMENT, MISALIGNED, WORKSPACE, GROUP_OFFSETS (CPU), CUDA_ERROR; nothing is
+# written on a validation failure.
 function mxqGroupedGemmExecute(handle, plan, args, numArgs, workspace, workspaceBytes, stream)
     @ccall libmxq.mxqGroupedGemmExecute(handle::mxqHandle_t, plan::mxqGroupedGemmPlan_t, args::Ptr{mxqExecArg_t}, numArgs::Cint, workspace::Ptr{Cvoid}, workspaceBytes::Csize_t, stream::mxqStream_t)::mxqStatus_t
 end
 
+# Destroy a plan (NULL accepted). Must not race with the plan's executions.
 function mxqGroupedGemmPlanDestroy(plan)
     @ccall libmxq.mxqGroupedGemmPlanDestroy(plan::mxqGroupedGemmPlan_t)::mxqStatus_t
 end
@@ -426,30 +480,48 @@ const MXQ_ATTN_ATTR_VARLEN = mxqAttentionAttribute_t(12)  # int32_t bool, defaul
 const MXQ_ATTN_ATTR_DETERMINISTIC = mxqAttentionAttribute_t(13)  # int32_t bool, default 0 (backward)
 const MXQ_ATTN_ATTR_QKV_DTYPE = mxqAttentionAttribute_t(14)  # int32_t: E4M3 (default)
 
+# Create an attention plan bound to `handle`. \param plan host out-pointer, set on success; the caller
+# owns the plan until mxqAttentionPlanDestroy. Thread-safe on a shared handle. Statuses: NULL_POINTER.
 function mxqAttentionPlanCreate(handle, plan)
     @ccall libmxq.mxqAttentionPlanCreate(handle::mxqHandle_t, plan::Ptr{mxqAttentionPlan_t})::mxqStatus_t
 end
 
+# Set one attribute (`buf`: host pointer to a value of the attribute's C type, `sizeInBytes` its
+# size). Statuses: NULL_POINTER, UNKNOWN_ATTRIBUTE, ATTRIBUTE_SIZE, INVALID_VALUE,
+# NOT_SUPPORTED_DTYPE, ALREADY_FINALIZED ("Plans: common conventions"). Not thread-safe per plan.
 function mxqAttentionPlanSetAttribute(plan, attr, buf, sizeInBytes)
     @ccall libmxq.mxqAttentionPlanSetAttribute(plan::mxqAttentionPlan_t, attr::mxqAttentionAttribute_t, buf::Ptr{Cvoid}, sizeInBytes::Csize_t)::mxqStatus_t
 end
 
+# Read one attribute into host `buf` (NULL with non-NULL `sizeWritten`: size query only); after
+# Finalize the resolved value. Statuses: NULL_POINTER, UNKNOWN_ATTRIBUTE, ATTRIBUTE_SIZE.
 function mxqAttentionPlanGetAttribute(plan, attr, buf, sizeInBytes, sizeWritten)
     @ccall libmxq.mxqAttentionPlanGetAttribute(plan::mxqAttentionPlan_t, attr::mxqAttentionAttribute_t, buf::Ptr{Cvoid}, sizeInBytes::Csize_t, sizeWritten::Ptr{Csize_t})::mxqStatus_t
 end
 
+# Validate, select the kernel (logged at INFO with the reason) and size the workspace; the plan is
+# immutable afterwards. Statuses: SHAPE, INVALID_VALUE, NOT_SUPPORTED_*, ALREADY_FINALIZED. A
+# failed Finalize leaves the plan unchanged and editable.
 function mxqAttentionPlanFinalize(plan)
     @ccall libmxq.mxqAttentionPlanFinalize(plan::mxqAttentionPlan_t)::mxqStatus_t
 end
 
+# Workspace bytes Execute needs (host out-pointer). Statuses: NULL_POINTER, NOT_FINALIZED.
 function mxqAttentionPlanGetWorkspaceSize(plan, bytes)
     @ccall libmxq.mxqAttentionPlanGetWorkspaceSize(plan::mxqAttentionPlan_t, bytes::Ptr{Csize_t})::mxqStatus_t
 end
 
+# Run the finalized plan on (slot, device pointer) `args` with a device `workspace` (256-byte aligned,
+# >= GetWorkspaceSize; NULL when that is 0) on `stream`; asynchronous on a CUDA handle, synchronous
+# on a CPU handle; never allocates or synchronizes. Thread-safe: one plan may run concurrently on
+# several streams with separate workspaces. Statuses: NULL_POINTER, HANDLE_MISMATCH,
+# NOT_FINALIZED, ARGUMENT, MISALIGNED, WORKSPACE, GROUP_OFFSETS (CPU), CUDA_ERROR; nothing is
+# written on a validation failure.
 function mxqAttentionExecute(handle, plan, args, numArgs, workspace, workspaceBytes, stream)
     @ccall libmxq.mxqAttentionExecute(handle::mxqHandle_t, plan::mxqAttentionPlan_t, args::Ptr{mxqExecArg_t}, numArgs::Cint, workspace::Ptr{Cvoid}, workspaceBytes::Csize_t, stream::mxqStream_t)::mxqStatus_t
 end
 
+# Destroy a plan (NULL accepted). Must not race with the plan's executions.
 function mxqAttentionPlanDestroy(plan)
     @ccall libmxq.mxqAttentionPlanDestroy(plan::mxqAttentionPlan_t)::mxqStatus_t
 end
