@@ -10,20 +10,22 @@ namespace mxq {
 
 struct GemmSm90Params {
   const uint8_t* a;         // FP8 [rows_total, K] row-major (rows of every group/batch entry)
-  const uint8_t* b;         // FP8 [groups, N, K] row-major
-  const uint8_t* a_scales;  // UE8M0, rowwise along K (M-grouped layout when grouped)
-  const uint8_t* b_scales;  // UE8M0, batched [groups, N, ceil(K/32)]
-  void* d;                  // bf16 or fp32 [rows_total, N]
-  const void* group_ends;   // int32/int64 [groups] end rows (device), or null: dense batched
-  int64_t rows_total;       // rows of A and D: M (grouped) or batch*M (dense)
+  const uint8_t* b;         // FP8 [groups, N, K] row-major ([N, K] when K-grouped)
+  const uint8_t* a_scales;  // UE8M0, rowwise along K (M- or K-grouped layout when grouped)
+  const uint8_t* b_scales;  // UE8M0, batched [groups, N, ceil(K/32)] (K-grouped: one tensor)
+  void* d;                  // bf16 or fp32 [rows_total, N] ([groups, M, N] when K-grouped)
+  const void* group_ends;   // int32/int64 [groups] end rows / end tokens (device), or null: dense
+  int64_t rows_total;       // rows of A: M (grouped) or batch*M (dense)
   int64_t rows_per_group;   // dense: M (each batch entry is one group); grouped: unused
   int64_t n, k;
-  int64_t scale_ld;         // swizzled: Cpad = round_up(ceil(K/32), 4); LINEAR: ceil(K/32)
-  int64_t b_scale_stride;   // bytes between the scale tensors of consecutive B groups
+  int64_t scale_ld;         // swizzled: Cpad = round_up(ceil(K/32), 4); LINEAR: ceil(K/32);
+                            // K-grouped: layout::kgroup_scale_cols_bound (both layouts)
+  int64_t b_scale_stride;   // bytes between the scale tensors of consecutive B groups (0: K-grouped)
   int32_t groups;           // G, or the batch count when dense
   int32_t offsets_i64;      // group_ends holds int64 (else int32)
   int32_t swizzled;         // scale layout SWIZZLED_128x4 (else LINEAR)
   int32_t accumulate;       // D += alpha*AB^T
+  int32_t kgrouped;         // group_ends split K (wgrad): G dense problems over token ranges
   float alpha;
 };
 
@@ -40,7 +42,7 @@ constexpr int kGemmSm90MaxGroups = 8192;
 constexpr int64_t gemm_sm90_stage_bytes() { return (kGemmSm90TileM + kGemmSm90TileN) * kGemmSm90TileK; }
 constexpr int64_t gemm_sm90_scale_stage_bytes() { return (kGemmSm90TileM + kGemmSm90TileN) * 4 * 4; }
 // Dynamic shared memory: 1 KiB alignment slack, the data and scale stages, and the group table
-// (ends and tile prefix, G+1 int32 each, only when grouped).
+// (ends and tile prefix -- scale column bases when K-grouped -- G+1 int32 each, only when grouped).
 constexpr int64_t gemm_sm90_smem_bytes(int64_t groups_in_table) {
   return 1024 + kGemmSm90Stages * (gemm_sm90_stage_bytes() + gemm_sm90_scale_stage_bytes()) +
          2 * 4 * (groups_in_table + 1);

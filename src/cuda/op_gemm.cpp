@@ -22,26 +22,31 @@ namespace {
 const char* fp8_tag(mxqDataType_t t) { return t == MXQ_DTYPE_E5M2 ? "e5m2" : "e4m3"; }
 
 bool grouped_m(const GemmDesc& d) { return d.grouping == MXQ_GEMM_GROUPING_M; }
-int64_t kernel_groups(const GemmDesc& d) { return grouped_m(d) ? d.num_groups : d.batch; }
+bool grouped_k(const GemmDesc& d) { return d.grouping == MXQ_GEMM_GROUPING_K; }
+// M- or K-grouped: the kernel reads device-side group ends into its shared-memory table.
+bool grouped(const GemmDesc& d) { return grouped_m(d) || grouped_k(d); }
+int64_t kernel_groups(const GemmDesc& d) { return grouped(d) ? d.num_groups : d.batch; }
 
 // Why the sm_90a kernel cannot run this plan, or "" when it can.
 std::string sm90_supports(const GemmDesc& d, const DeviceInfo& dev) {
-  if (d.grouping == MXQ_GEMM_GROUPING_K)
-    return "K-grouped (wgrad) GEMM has no GPU kernel yet; use the CPU backend";
   if (d.a_dtype == MXQ_DTYPE_E5M2 && d.b_dtype == MXQ_DTYPE_E5M2) return "A and B both E5M2 is not a valid MXFP8 GEMM";
   if (d.b_dtype != MXQ_DTYPE_E4M3 && d.b_dtype != MXQ_DTYPE_E5M2) return "B must be E4M3 or E5M2";
   if (d.d_dtype != MXQ_DTYPE_BF16 && d.d_dtype != MXQ_DTYPE_FP32) return "D must be BF16 or FP32";
   if (d.k % 16 != 0)
     return fmt::format("K = {} is not a multiple of 16 (FP8 rows must be 16-byte aligned for the async copies)", d.k);
-  if (grouped_m(d)) {
+  if (grouped(d)) {
     if (d.num_groups > kGemmSm90MaxGroups)
       return fmt::format("{} groups exceed the kernel's shared-memory group table ({})", d.num_groups,
                          kGemmSm90MaxGroups);
-    if (d.m >= (int64_t(1) << 31)) return fmt::format("M = {} rows exceeds the 32-bit group table", d.m);
+    if (grouped_m(d) && d.m >= (int64_t(1) << 31))
+      return fmt::format("M = {} rows exceeds the 32-bit group table", d.m);
+    // The table holds token ends and scale column bases (< K/32 + 4G) as int32.
+    if (grouped_k(d) && d.k >= (int64_t(1) << 31))
+      return fmt::format("K = {} tokens exceeds the 32-bit group table", d.k);
   } else if (d.batch >= (int64_t(1) << 31)) {
     return fmt::format("batch = {} exceeds 2^31", d.batch);
   }
-  const int64_t smem = gemm_sm90_smem_bytes(grouped_m(d) ? d.num_groups : 0);
+  const int64_t smem = gemm_sm90_smem_bytes(grouped(d) ? d.num_groups : 0);
   if (smem > dev.smem_optin)
     return fmt::format("needs {} bytes of shared memory per block, the device allows {}", smem, dev.smem_optin);
   return {};
@@ -65,7 +70,16 @@ class GemmSm90 final : public OpImpl {
     base_.swizzled = swz;
     base_.accumulate = d.accumulate;
     base_.alpha = d.alpha;
-    if (grouped_m(d)) {
+    if (grouped_k(d)) {
+      // One A [M, K], one B [N, K]; both scale tensors span the column bound of any token split.
+      base_.kgrouped = 1;
+      base_.scale_ld = layout::kgroup_scale_cols_bound(swz, d.k, d.num_groups);
+      base_.b_scale_stride = 0;
+      base_.rows_total = d.m;
+      base_.rows_per_group = 0;
+      max_m_tiles_ = layout::ceil_div(d.m, kGemmSm90TileM) * d.num_groups;
+      smem_ = gemm_sm90_smem_bytes(d.num_groups);
+    } else if (grouped_m(d)) {
       base_.rows_total = d.m;
       base_.rows_per_group = 0;
       // Every group adds at most one partial m-tile to the full ones.
@@ -108,10 +122,10 @@ class GemmSm90 final : public OpImpl {
     p.a_scales = args.as<const uint8_t>(MXQ_ARG_A_SCALES);
     p.b_scales = args.as<const uint8_t>(MXQ_ARG_B_SCALES);
     p.d = args.get(MXQ_ARG_D);
-    p.group_ends = grouped_m(d_) ? args.get(MXQ_ARG_GROUP_OFFSETS) : nullptr;
+    p.group_ends = grouped(d_) ? args.get(MXQ_ARG_GROUP_OFFSETS) : nullptr;
     MXQ_REQUIRE(p.a && p.b && p.a_scales && p.b_scales && p.d, MXQ_STATUS_BAD_PARAM_NULL_POINTER,
                 "grouped GEMM: A_DATA, A_SCALES, B_DATA, B_SCALES and D are required");
-    MXQ_REQUIRE(!grouped_m(d_) || p.group_ends, MXQ_STATUS_BAD_PARAM_NULL_POINTER,
+    MXQ_REQUIRE(!grouped(d_) || p.group_ends, MXQ_STATUS_BAD_PARAM_NULL_POINTER,
                 "grouped GEMM: GROUP_OFFSETS is required when grouped");
     // Persistent launch: one CTA per SM at most, never more than the tile count can use.
     const int64_t tiles = max_m_tiles_ * layout::ceil_div(d_.n, kGemmSm90TileN);
@@ -141,7 +155,7 @@ void register_gemm_kernels(Registry& r) {
   e.arch = {90, 90};
   e.in_dtypes = {MXQ_DTYPE_E4M3, MXQ_DTYPE_E5M2};
   e.out_dtypes = {MXQ_DTYPE_BF16, MXQ_DTYPE_FP32};
-  e.variant = "wgmma m64n128k32, 128x128 tiles, persistent over M groups / batch, per-32-block promotion";
+  e.variant = "wgmma m64n128k32, 128x128 tiles, persistent over M groups / K groups / batch, per-32-block promotion";
   e.priority = 0;
   e.supports = sm90_supports;
   e.make = [](const GemmDesc& d, Device& dev) -> std::unique_ptr<OpImpl> { return std::make_unique<GemmSm90>(d, dev); };

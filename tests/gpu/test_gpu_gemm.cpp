@@ -7,6 +7,10 @@
 // so each element may differ from the exact result by 2^-10 of its sum of |products| (computed by
 // the reference on |A|, |B|) plus the output rounding (one bf16 ulp); a wrong scale, row or group
 // is off by O(1). Relative Frobenius error <= 2^-11 (fp32) / 2^-8 (bf16).
+// K-grouped (wgrad) cases leave tokens after the last group end without scales and fill every scale
+// column no group owns with NaN, so a kernel that reads past a group's end, or forgets that the
+// 32-blocks restart at each group start, produces NaNs or O(1) errors.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -28,7 +32,7 @@ using mxq_test::gpu::Handle;
 struct Case {
   mxqGemmGrouping_t grouping = MXQ_GEMM_GROUPING_M;
   int64_t m = 0, n = 0, k = 0, batch = 1;
-  std::vector<int64_t> group_sizes;  // M-grouped; their sum may be < m (trailing rows unowned)
+  std::vector<int64_t> group_sizes;  // M-grouped rows / K-grouped tokens; their sum may be < m (k)
   mxqDataType_t a = MXQ_DTYPE_E4M3, b = MXQ_DTYPE_E4M3, d = MXQ_DTYPE_BF16;
   mxqScaleLayout_t layout = MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
   mxqDataType_t offsets = MXQ_DTYPE_INT32;
@@ -90,16 +94,23 @@ void run_case(const Case& c, mxqHandle_t gpu, mxqHandle_t cpu) {
   using namespace mxq::layout;
   const uint64_t seed = mxq_test::gpu::fresh_seed();
   std::mt19937_64 rng(seed);
-  INFO("seed " << seed << " m " << c.m << " n " << c.n << " k " << c.k << " batch " << c.batch << " groups "
-               << c.group_sizes.size() << " d " << c.d << " layout " << c.layout << " acc " << c.accumulate);
+  std::string sizes;
+  for (auto s : c.group_sizes) sizes += std::to_string(s) + " ";
+  INFO("seed " << seed << " grouping " << c.grouping << " m " << c.m << " n " << c.n << " k " << c.k << " batch "
+               << c.batch << " group sizes [ " << sizes << "] a " << c.a << " b " << c.b << " d " << c.d << " layout "
+               << c.layout << " offsets " << c.offsets << " alpha " << c.alpha << " acc " << c.accumulate);
 
-  const bool grouped = c.grouping == MXQ_GEMM_GROUPING_M;
+  const bool mgrouped = c.grouping == MXQ_GEMM_GROUPING_M;
+  const bool kgrouped = c.grouping == MXQ_GEMM_GROUPING_K;
+  const bool grouped = mgrouped || kgrouped;
   const bool swz = c.layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
   const int64_t G = grouped ? static_cast<int64_t>(c.group_sizes.size()) : c.batch;
-  const int64_t rows = grouped ? c.m : c.batch * c.m;
+  const int64_t rows = mgrouped || kgrouped ? c.m : c.batch * c.m;  // rows of A
+  const int64_t b_entries = kgrouped ? 1 : G;
+  const int64_t d_rows = kgrouped ? G * c.m : rows;  // K-grouped: D [G, M, N]
   const int64_t kc = scale_cols(c.k), kcpad = swz_cols(kc);
 
-  std::vector<uint8_t> a(static_cast<size_t>(rows * c.k)), b(static_cast<size_t>(G * c.n * c.k));
+  std::vector<uint8_t> a(static_cast<size_t>(rows * c.k)), b(static_cast<size_t>(b_entries * c.n * c.k));
   for (auto& v : a) v = random_fp8(rng, c.a);
   for (auto& v : b) v = random_fp8(rng, c.b);
   // Scale exponents around 2^0 with spread, so scale handling errors are not hidden.
@@ -108,7 +119,11 @@ void run_case(const Case& c, mxqHandle_t gpu, mxqHandle_t cpu) {
   // Group ends and owner / scale row of each A row.
   std::vector<int64_t> ends;
   std::vector<int64_t> scale_row(static_cast<size_t>(rows), -1);
-  if (grouped) {
+  if (kgrouped) {
+    int64_t t = 0;
+    for (int64_t s : c.group_sizes) ends.push_back(t += s);
+    REQUIRE(t <= c.k);
+  } else if (mgrouped) {
     int64_t r = 0, base = 0;
     for (int64_t s : c.group_sizes) {
       for (int64_t i = 0; i < s; ++i) scale_row[static_cast<size_t>(r + i)] = swz ? base + i : r + i;
@@ -121,22 +136,42 @@ void run_case(const Case& c, mxqHandle_t gpu, mxqHandle_t cpu) {
     for (int64_t l = 0; l < c.batch; ++l)
       for (int64_t i = 0; i < c.m; ++i) scale_row[static_cast<size_t>(l * c.m + i)] = swz ? l * swz_rows(c.m) + i : l * c.m + i;
   }
-  const int64_t a_scale_bytes = grouped ? (swz ? mgroup_scale_rows_bound(c.m, G) * kcpad : c.m * kc)
-                                        : c.batch * scale_bytes(swz, c.m, kc);
-  std::vector<uint8_t> as(static_cast<size_t>(a_scale_bytes), 0xFF);  // padding: NaN scales
-  for (int64_t r = 0; r < rows; ++r) {
-    if (scale_row[r] < 0) continue;
-    for (int64_t j = 0; j < kc; ++j)
-      as[static_cast<size_t>(swz ? swizzled_offset(scale_row[r], j, kcpad) : scale_row[r] * kc + j)] =
-          static_cast<uint8_t>(e_dist(rng));
-  }
-  const int64_t b_entry = scale_bytes(swz, c.n, kc);
-  std::vector<uint8_t> bs(static_cast<size_t>(G * b_entry), 0xFF);
-  for (int64_t g = 0; g < G; ++g)
-    for (int64_t r = 0; r < c.n; ++r)
+  std::vector<uint8_t> as, bs;  // unowned bytes (padding): 0xFF, NaN scales
+  if (kgrouped) {
+    // Both operands are columnwise K-grouped tensors: [rows, cols] with group g's ceil(T_g/32)
+    // columns from base_g, the column extent fixed to the bound of any split.
+    const int64_t cols = kgroup_scale_cols_bound(swz, c.k, G);
+    auto fill = [&](std::vector<uint8_t>& v, int64_t nrows) {
+      v.assign(static_cast<size_t>(swz ? swz_rows(nrows) * cols : nrows * cols), 0xFF);
+      int64_t base = 0;
+      for (int64_t s : c.group_sizes) {
+        for (int64_t r = 0; r < nrows; ++r)
+          for (int64_t j = base; j < base + scale_cols(s); ++j)
+            v[static_cast<size_t>(swz ? swizzled_offset(r, j, cols) : r * cols + j)] = static_cast<uint8_t>(e_dist(rng));
+        base += kgroup_col_pad(swz, s);
+      }
+      REQUIRE(base <= cols);
+    };
+    fill(as, c.m);
+    fill(bs, c.n);
+  } else {
+    const int64_t a_scale_bytes = mgrouped ? (swz ? mgroup_scale_rows_bound(c.m, G) * kcpad : c.m * kc)
+                                           : c.batch * scale_bytes(swz, c.m, kc);
+    as.assign(static_cast<size_t>(a_scale_bytes), 0xFF);
+    for (int64_t r = 0; r < rows; ++r) {
+      if (scale_row[r] < 0) continue;
       for (int64_t j = 0; j < kc; ++j)
-        bs[static_cast<size_t>(g * b_entry + (swz ? swizzled_offset(r, j, kcpad) : r * kc + j))] =
+        as[static_cast<size_t>(swz ? swizzled_offset(scale_row[r], j, kcpad) : scale_row[r] * kc + j)] =
             static_cast<uint8_t>(e_dist(rng));
+    }
+    const int64_t b_entry = scale_bytes(swz, c.n, kc);
+    bs.assign(static_cast<size_t>(G * b_entry), 0xFF);
+    for (int64_t g = 0; g < G; ++g)
+      for (int64_t r = 0; r < c.n; ++r)
+        for (int64_t j = 0; j < kc; ++j)
+          bs[static_cast<size_t>(g * b_entry + (swz ? swizzled_offset(r, j, kcpad) : r * kc + j))] =
+              static_cast<uint8_t>(e_dist(rng));
+  }
 
   std::vector<uint8_t> offs;
   if (grouped) {
@@ -152,7 +187,7 @@ void run_case(const Case& c, mxqHandle_t gpu, mxqHandle_t cpu) {
 
   // D: poisoned (all-ones bytes: NaN in both types) or, when accumulating, random finite values.
   const size_t esz = c.d == MXQ_DTYPE_FP32 ? 4 : 2;
-  const size_t d_elems = static_cast<size_t>(rows * c.n);
+  const size_t d_elems = static_cast<size_t>(d_rows * c.n);
   std::vector<uint8_t> d0(d_elems * esz, 0xFF);
   if (c.accumulate) {
     std::normal_distribution<float> nd(0.0f, 8.0f);
@@ -225,7 +260,7 @@ void run_case(const Case& c, mxqHandle_t gpu, mxqHandle_t cpu) {
 
   // Rows the reference wrote (all but M-grouped rows after the last end) are compared numerically;
   // the others must still hold exactly the initial bytes.
-  const int64_t rows_used = grouped ? (ends.empty() ? 0 : ends.back()) : rows;
+  const int64_t rows_used = mgrouped ? (ends.empty() ? 0 : ends.back()) : d_rows;
   auto value = [&](const std::vector<uint8_t>& v, size_t i) {
     if (esz == 4) {
       float f;
@@ -248,7 +283,7 @@ void run_case(const Case& c, mxqHandle_t gpu, mxqHandle_t cpu) {
   const double rtol = esz == 4 ? std::ldexp(1.0, -20) : std::ldexp(1.0, -7);
   const double mag_scale = std::ldexp(std::fabs(static_cast<double>(c.alpha)), -10);
   int64_t bad = 0;
-  for (int64_t r = 0; r < rows; ++r) {
+  for (int64_t r = 0; r < d_rows; ++r) {
     for (int64_t j = 0; j < c.n; ++j) {
       const size_t i = static_cast<size_t>(r * c.n + j);
       if (r >= rows_used) {
@@ -384,10 +419,102 @@ TEST_CASE("gpu gemm: unsupported plans fail at Finalize with a reason", "[gpu][g
   CHECK(std::string(mxqGetLastErrorMessage()).find("multiple of 16") != std::string::npos);
   mxqGroupedGemmPlanDestroy(p);
 
-  c.k = 128;
+  // K-grouped (wgrad) runs on the GPU now; its token axis has the same 16-byte row constraint, and
+  // its group table the same size limit.
   c.grouping = MXQ_GEMM_GROUPING_K;
   p = make_plan(h.gpu, c, &st);
   CHECK(st / 1000 == 2);
-  CHECK(std::string(mxqGetLastErrorMessage()).find("K-grouped") != std::string::npos);
+  CHECK(std::string(mxqGetLastErrorMessage()).find("multiple of 16") != std::string::npos);
   mxqGroupedGemmPlanDestroy(p);
+
+  c.k = 128;
+  p = make_plan(h.gpu, c, &st);
+  CHECK(st == MXQ_STATUS_SUCCESS);
+  mxqGroupedGemmPlanDestroy(p);
+
+  c.group_sizes.assign(8193, 0);
+  p = make_plan(h.gpu, c, &st);
+  CHECK(st / 1000 == 2);
+  CHECK(std::string(mxqGetLastErrorMessage()).find("groups exceed") != std::string::npos);
+  mxqGroupedGemmPlanDestroy(p);
+}
+
+// ---- K-grouped (wgrad): D[g] = A[:, tokens of g] * B[:, tokens of g]^T ---------------------------
+
+TEST_CASE("gpu gemm: K-grouped, edge group sizes, bf16, swizzled, int32 offsets", "[gpu][gemm]") {
+  Handles h;
+  Case c;
+  c.grouping = MXQ_GEMM_GROUPING_K;
+  // Starts 0, 0, 1, 32, 65, 192, 321, 321, 621: aligned and unaligned token offsets, partial
+  // 32-blocks and partial 128-wide stages.
+  c.group_sizes = {0, 1, 31, 33, 127, 129, 0, 300, 64};
+  int64_t sum = 0;
+  for (auto s : c.group_sizes) sum += s;
+  c.k = (sum + 16 + 15) / 16 * 16;  // trailing tokens owned by no group (and without scales)
+  c.m = 200;
+  c.n = 136;
+  run_case(c, h.gpu, h.cpu);
+}
+
+TEST_CASE("gpu gemm: K-grouped, fp32, LINEAR, int64 offsets, accumulate, alpha", "[gpu][gemm]") {
+  Handles h;
+  Case c;
+  c.grouping = MXQ_GEMM_GROUPING_K;
+  c.group_sizes = {129, 0, 31, 257, 1, 33};
+  int64_t sum = 0;
+  for (auto s : c.group_sizes) sum += s;
+  c.k = (sum + 15) / 16 * 16;
+  c.m = 130;
+  c.n = 72;
+  c.b = MXQ_DTYPE_E5M2;
+  c.d = MXQ_DTYPE_FP32;
+  c.layout = MXQ_SCALE_LAYOUT_LINEAR;
+  c.offsets = MXQ_DTYPE_INT64;
+  c.alpha = 0.75f;
+  c.accumulate = true;
+  run_case(c, h.gpu, h.cpu);
+}
+
+TEST_CASE("gpu gemm: K-grouped, random uneven splits, all dtype and layout combinations", "[gpu][gemm]") {
+  Handles h;
+  std::mt19937_64 rng(std::random_device{}());
+  const mxqDataType_t pairs[3][2] = {{MXQ_DTYPE_E4M3, MXQ_DTYPE_E4M3}, {MXQ_DTYPE_E4M3, MXQ_DTYPE_E5M2},
+                                     {MXQ_DTYPE_E5M2, MXQ_DTYPE_E4M3}};
+  for (int it = 0; it < 8; ++it) {
+    Case c;
+    c.grouping = MXQ_GEMM_GROUPING_K;
+    const int groups = 1 + static_cast<int>(rng() % 7);
+    int64_t sum = 0;
+    for (int g = 0; g < groups; ++g) {
+      c.group_sizes.push_back(static_cast<int64_t>(rng() % 400));
+      sum += c.group_sizes.back();
+    }
+    c.k = std::max<int64_t>(16, (sum + static_cast<int64_t>(rng() % 40) + 15) / 16 * 16);
+    c.m = 1 + static_cast<int64_t>(rng() % 300);
+    c.n = 1 + static_cast<int64_t>(rng() % 300);
+    c.a = pairs[it % 3][0];
+    c.b = pairs[it % 3][1];
+    c.d = it % 2 ? MXQ_DTYPE_FP32 : MXQ_DTYPE_BF16;
+    c.layout = (it / 2) % 2 ? MXQ_SCALE_LAYOUT_LINEAR : MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
+    c.offsets = it % 3 == 2 ? MXQ_DTYPE_INT64 : MXQ_DTYPE_INT32;
+    c.accumulate = it >= 4;
+    c.alpha = it == 5 ? -1.5f : 1.0f;
+    run_case(c, h.gpu, h.cpu);
+  }
+}
+
+TEST_CASE("gpu gemm: K-grouped, empty groups write alpha*0 or keep D when accumulating", "[gpu][gemm]") {
+  Handles h;
+  Case c;
+  c.grouping = MXQ_GEMM_GROUPING_K;
+  c.group_sizes = {0, 40, 0};  // D[0] and D[2] get no tokens
+  c.m = 70;
+  c.n = 33;
+  c.k = 64;
+  c.d = MXQ_DTYPE_FP32;
+  run_case(c, h.gpu, h.cpu);
+  c.accumulate = true;
+  c.d = MXQ_DTYPE_BF16;
+  c.layout = MXQ_SCALE_LAYOUT_LINEAR;
+  run_case(c, h.gpu, h.cpu);
 }
