@@ -262,7 +262,9 @@ __device__ __forceinline__ void commit_amax(float* out, float v, float* s_warp) 
 }
 
 __device__ __forceinline__ uint8_t* rowwise_scale_tile(const QuantizeParams& p, const QuantTile& t) {
-  return p.row_scales + t.b * p.row_scale_bstride + (t.tile_r * (p.row_scale_ld >> 2) + t.tc) * 512;
+  // The 128x4 tile holding scale (128*tile_r, 4*tc): its first byte, by core/layout.h.
+  return p.row_scales + t.b * p.row_scale_bstride +
+         layout::swizzled_offset(t.tile_r * layout::kSwizzleRows, t.tc * layout::kSwizzleCols, p.row_scale_ld);
 }
 
 __device__ __forceinline__ void write_rowwise_scales(const QuantizeParams& p, const QuantTile& t, const uint8_t* s) {
@@ -571,7 +573,9 @@ __device__ __forceinline__ void tiled_tile(const QuantizeParams& p, const QuantT
     // the tensor's padded column bound do not exist.
     if (swz ? t.tile_r < p.col_scale_tiles : t.nload == t.nrows) {
       const int64_t left = layout::ceil_div(t.nrows, layout::kBlock);
-      write_scale_tile(s_cs, swz, swz ? cs + (t.tc * p.col_scale_tiles + t.tile_r) * 512 : nullptr,
+      write_scale_tile(s_cs, swz, swz ? cs + layout::swizzled_offset(t.tc * layout::kSwizzleRows, t.tile_r * layout::kSwizzleCols,
+                                                                   p.col_scale_tiles * layout::kSwizzleCols)
+                                   : nullptr,
                        cs + t.c0 * p.col_scale_ld + t.col_c0, p.col_scale_ld, t.ncols,
                        static_cast<int>(left < 4 ? left : 4));
     }
