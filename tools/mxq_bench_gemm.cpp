@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/layout.h"
+#include "bench_driver.h"
 #include "mxq/mxq.h"
 
 #ifdef MXQ_BENCH_HAVE_CUBLAS
@@ -25,78 +26,7 @@
 
 namespace {
 
-struct Cu {
-  int (*cuInit)(unsigned);
-  int (*cuDeviceGet)(int*, int);
-  int (*cuDeviceGetName)(char*, int, int);
-  int (*cuDevicePrimaryCtxRetain)(void**, int);
-  int (*cuCtxSetCurrent)(void*);
-  int (*cuMemAlloc)(unsigned long long*, size_t);
-  int (*cuMemFree)(unsigned long long);
-  int (*cuMemcpyHtoD)(unsigned long long, const void*, size_t);
-  int (*cuCtxSynchronize)();
-  int (*cuEventCreate)(void**, unsigned);
-  int (*cuEventRecord)(void*, void*);
-  int (*cuEventSynchronize)(void*);
-  int (*cuEventElapsedTime)(float*, void*, void*);
-};
-
-Cu cu;
-std::string device_name = "unknown";
-
-void die(const std::string& what) {
-  std::fprintf(stderr, "mxq_bench_gemm: %s\n", what.c_str());
-  std::exit(1);
-}
-void ck(int r, const char* what) {
-  if (r != 0) die(std::string(what) + " failed with CUresult " + std::to_string(r));
-}
-void ckq(mxqStatus_t s, const char* what) {
-  if (s != MXQ_STATUS_SUCCESS)
-    die(std::string(what) + ": " + mxqGetStatusName(s) + ": " + mxqGetLastErrorMessage());
-}
-
-void load_driver() {
-  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) die("libcuda.so.1 not found");
-  auto sym = [&](const char* n) {
-    void* p = dlsym(lib, n);
-    if (!p) die(std::string("libcuda lacks ") + n);
-    return p;
-  };
-  cu.cuInit = reinterpret_cast<decltype(cu.cuInit)>(sym("cuInit"));
-  cu.cuDeviceGet = reinterpret_cast<decltype(cu.cuDeviceGet)>(sym("cuDeviceGet"));
-  cu.cuDeviceGetName = reinterpret_cast<decltype(cu.cuDeviceGetName)>(sym("cuDeviceGetName"));
-  cu.cuDevicePrimaryCtxRetain = reinterpret_cast<decltype(cu.cuDevicePrimaryCtxRetain)>(sym("cuDevicePrimaryCtxRetain"));
-  cu.cuCtxSetCurrent = reinterpret_cast<decltype(cu.cuCtxSetCurrent)>(sym("cuCtxSetCurrent"));
-  cu.cuMemAlloc = reinterpret_cast<decltype(cu.cuMemAlloc)>(sym("cuMemAlloc_v2"));
-  cu.cuMemFree = reinterpret_cast<decltype(cu.cuMemFree)>(sym("cuMemFree_v2"));
-  cu.cuMemcpyHtoD = reinterpret_cast<decltype(cu.cuMemcpyHtoD)>(sym("cuMemcpyHtoD_v2"));
-  cu.cuCtxSynchronize = reinterpret_cast<decltype(cu.cuCtxSynchronize)>(sym("cuCtxSynchronize"));
-  cu.cuEventCreate = reinterpret_cast<decltype(cu.cuEventCreate)>(sym("cuEventCreate"));
-  cu.cuEventRecord = reinterpret_cast<decltype(cu.cuEventRecord)>(sym("cuEventRecord"));
-  cu.cuEventSynchronize = reinterpret_cast<decltype(cu.cuEventSynchronize)>(sym("cuEventSynchronize"));
-  cu.cuEventElapsedTime = reinterpret_cast<decltype(cu.cuEventElapsedTime)>(sym("cuEventElapsedTime_v2"));
-  int dev = 0;
-  void* ctx = nullptr;
-  ck(cu.cuInit(0), "cuInit");
-  ck(cu.cuDeviceGet(&dev, 0), "cuDeviceGet");
-  char name[256] = {};
-  ck(cu.cuDeviceGetName(name, sizeof name, dev), "cuDeviceGetName");
-  device_name = name;
-  ck(cu.cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
-  ck(cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
-}
-
-struct Buf {
-  unsigned long long p = 0;
-  explicit Buf(const std::vector<uint8_t>& h) {
-    ck(cu.cuMemAlloc(&p, h.size()), "cuMemAlloc");
-    ck(cu.cuMemcpyHtoD(p, h.data(), h.size()), "cuMemcpyHtoD");
-  }
-  ~Buf() { cu.cuMemFree(p); }
-  void* ptr() const { return reinterpret_cast<void*>(static_cast<uintptr_t>(p)); }
-};
+using namespace mxq_bench;
 
 // Fast reproducible filler (the data's values do not matter for timing, only that they are not
 // constant, which would flatter the tensor cores' power draw).
@@ -152,7 +82,7 @@ void bench(int64_t m, int64_t n, int64_t k, int64_t groups, int iters, mxqHandle
     std::memcpy(&offs[g * 4], &e, 4);
   }
   std::vector<uint8_t> d(static_cast<size_t>(m * n * 2), 0);
-  Buf da(a), db(b), das(as), dbs(bs), doff(offs), dd(d);
+  DevMem da(a), db(b), das(as), dbs(bs), doff(offs), dd(d);
 
   mxqGroupedGemmPlan_t plan = nullptr;
   ckq(mxqGroupedGemmPlanCreate(h, &plan), "plan create");
@@ -186,7 +116,7 @@ void bench(int64_t m, int64_t n, int64_t k, int64_t groups, int iters, mxqHandle
     fill(b16, 4, 0x7F, 0x7F, 0x3F);
     for (size_t i = 1; i < a16.size(); i += 2) a16[i] = static_cast<uint8_t>(0x3C | (a16[i] & 0x80));  // |x| in [2^-7, 2)
     for (size_t i = 1; i < b16.size(); i += 2) b16[i] = static_cast<uint8_t>(0x3C | (b16[i] & 0x80));
-    Buf ha(a16), hb(b16);
+    DevMem ha(a16), hb(b16);
     cublasHandle_t cb;
     if (cublasCreate(&cb) != CUBLAS_STATUS_SUCCESS) die("cublasCreate failed");
     const float one = 1.0f, zero = 0.0f;
@@ -215,6 +145,7 @@ void bench(int64_t m, int64_t n, int64_t k, int64_t groups, int iters, mxqHandle
 }  // namespace
 
 int main(int argc, char** argv) {
+  mxq_bench::tool_name = "mxq_bench_gemm";
   load_driver();
   mxqHandle_t h = nullptr;
   ckq(mxqCreate(&h), "mxqCreate");

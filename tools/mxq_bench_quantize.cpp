@@ -22,86 +22,12 @@
 #include <string>
 #include <vector>
 
+#include "bench_driver.h"
 #include "mxq/mxq.h"
 
 namespace {
 
-struct Cu {
-  int (*cuInit)(unsigned);
-  int (*cuDeviceGet)(int*, int);
-  int (*cuDeviceGetName)(char*, int, int);
-  int (*cuDevicePrimaryCtxRetain)(void**, int);
-  int (*cuCtxSetCurrent)(void*);
-  int (*cuMemAlloc)(unsigned long long*, size_t);
-  int (*cuMemFree)(unsigned long long);
-  int (*cuMemcpyHtoD)(unsigned long long, const void*, size_t);
-  int (*cuMemcpyDtoDAsync)(unsigned long long, unsigned long long, size_t, void*);
-  int (*cuMemsetD8Async)(unsigned long long, unsigned char, size_t, void*);
-  int (*cuCtxSynchronize)();
-  int (*cuEventCreate)(void**, unsigned);
-  int (*cuEventRecord)(void*, void*);
-  int (*cuEventSynchronize)(void*);
-  int (*cuEventElapsedTime)(float*, void*, void*);
-};
-
-Cu cu;
-std::string device_name = "unknown";
-
-void die(const std::string& what) {
-  std::fprintf(stderr, "mxq_bench_quantize: %s\n", what.c_str());
-  std::exit(1);
-}
-void ck(int r, const char* what) {
-  if (r != 0) die(std::string(what) + " failed with CUresult " + std::to_string(r));
-}
-void ckq(mxqStatus_t s, const char* what) {
-  if (s != MXQ_STATUS_SUCCESS) die(std::string(what) + ": " + mxqGetStatusName(s) + ": " + mxqGetLastErrorMessage());
-}
-
-void load_driver() {
-  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) die("libcuda.so.1 not found");
-  auto sym = [&](const char* n) {
-    void* p = dlsym(lib, n);
-    if (!p) die(std::string("libcuda lacks ") + n);
-    return p;
-  };
-#define MXQ_SYM(field, name) cu.field = reinterpret_cast<decltype(cu.field)>(sym(name))
-  MXQ_SYM(cuInit, "cuInit");
-  MXQ_SYM(cuDeviceGet, "cuDeviceGet");
-  MXQ_SYM(cuDeviceGetName, "cuDeviceGetName");
-  MXQ_SYM(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
-  MXQ_SYM(cuCtxSetCurrent, "cuCtxSetCurrent");
-  MXQ_SYM(cuMemAlloc, "cuMemAlloc_v2");
-  MXQ_SYM(cuMemFree, "cuMemFree_v2");
-  MXQ_SYM(cuMemcpyHtoD, "cuMemcpyHtoD_v2");
-  MXQ_SYM(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2");
-  MXQ_SYM(cuMemsetD8Async, "cuMemsetD8Async");
-  MXQ_SYM(cuCtxSynchronize, "cuCtxSynchronize");
-  MXQ_SYM(cuEventCreate, "cuEventCreate");
-  MXQ_SYM(cuEventRecord, "cuEventRecord");
-  MXQ_SYM(cuEventSynchronize, "cuEventSynchronize");
-  MXQ_SYM(cuEventElapsedTime, "cuEventElapsedTime_v2");
-#undef MXQ_SYM
-  int dev = 0;
-  void* ctx = nullptr;
-  ck(cu.cuInit(0), "cuInit");
-  ck(cu.cuDeviceGet(&dev, 0), "cuDeviceGet");
-  char name[256] = {};
-  if (cu.cuDeviceGetName(name, sizeof name, dev) == 0) device_name = name;
-  ck(cu.cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
-  ck(cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
-}
-
-struct DevMem {
-  unsigned long long p = 0;
-  size_t bytes = 0;
-  explicit DevMem(size_t n) : bytes(n) { ck(cu.cuMemAlloc(&p, std::max<size_t>(n, 256)), "cuMemAlloc"); }
-  ~DevMem() { cu.cuMemFree(p); }
-  DevMem(const DevMem&) = delete;
-  DevMem& operator=(const DevMem&) = delete;
-  void* ptr() const { return reinterpret_cast<void*>(static_cast<uintptr_t>(p)); }
-};
+using namespace mxq_bench;
 
 // Times `fn` (which enqueues on the default stream) `iters` times from a cold L2; returns the
 // median in milliseconds.
@@ -242,6 +168,7 @@ void bench_shape(mxqHandle_t h, int64_t m, int64_t k, int iters, const DevMem& f
 }  // namespace
 
 int main(int argc, char** argv) {
+  mxq_bench::tool_name = "mxq_bench_quantize";
   std::vector<std::string> pos;
   std::string torch_script;
   for (int i = 1; i < argc; ++i) {

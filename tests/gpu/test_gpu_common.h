@@ -318,36 +318,63 @@ inline float random_value(std::mt19937_64& rng, double special = 0.01) {
   return static_cast<float>(std::ldexp(mant, exp));
 }
 
-// `count` elements of a high-precision dtype as raw bytes (bf16 / fp16 by RNE from fp32 via the
-// bit patterns; values out of fp16 range become ±Inf, which is one more special value).
+// Stores a float as element i of a high-precision dtype buffer (raw bytes): bf16 by RNE from the
+// fp32 bit pattern; fp16 through the exponent range fp16 holds (the tests need fp16-typed inputs,
+// not an exact cast; values out of fp16 range become ±Inf, subnormals truncate).
+inline void put_hp(std::vector<uint8_t>& buf, mxqDataType_t t, size_t i, float f) {
+  const uint32_t u = f32_bits(f);
+  if (t == MXQ_DTYPE_FP32) {
+    std::memcpy(&buf[4 * i], &u, 4);
+  } else if (t == MXQ_DTYPE_BF16) {
+    const uint16_t h = std::isnan(f) ? uint16_t(0x7FC0) : static_cast<uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+    std::memcpy(&buf[2 * i], &h, 2);
+  } else {
+    const float a = std::fabs(f);
+    uint16_t h;
+    if (std::isnan(f)) h = 0x7E00;
+    else if (a >= 65520.0f) h = 0x7C00;
+    else if (a < std::ldexp(1.0f, -24)) h = 0;
+    else {
+      int e;
+      const float m = std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1)
+      if (e - 1 >= -14) h = static_cast<uint16_t>(((e - 1 + 15) << 10) | (static_cast<uint32_t>(m * 2048.0f) & 0x3FF));
+      else h = static_cast<uint16_t>(std::ldexp(a, 24));  // subnormal, truncated
+    }
+    if (std::signbit(f)) h |= 0x8000;
+    std::memcpy(&buf[2 * i], &h, 2);
+  }
+}
+
+// `count` random elements of a high-precision dtype as raw bytes (random_value, then put_hp).
 inline std::vector<uint8_t> random_hp(mxqDataType_t t, size_t count, std::mt19937_64& rng, double special = 0.01) {
   std::vector<uint8_t> out(count * dtype_bytes(t));
-  for (size_t i = 0; i < count; ++i) {
-    const float f = random_value(rng, special);
-    const uint32_t u = f32_bits(f);
-    if (t == MXQ_DTYPE_FP32) {
-      std::memcpy(&out[4 * i], &u, 4);
-    } else if (t == MXQ_DTYPE_BF16) {
-      const uint16_t h = std::isnan(f) ? uint16_t(0x7FC0) : static_cast<uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
-      std::memcpy(&out[2 * i], &h, 2);
-    } else {
-      // fp16 via the exponent range fp16 can hold: the tests need fp16-typed inputs, not an exact cast.
-      const float a = std::fabs(f);
-      uint16_t h;
-      if (std::isnan(f)) h = 0x7E00;
-      else if (a >= 65520.0f) h = 0x7C00;
-      else if (a < std::ldexp(1.0f, -24)) h = 0;
-      else {
-        int e;
-        const float m = std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1)
-        if (e - 1 >= -14) h = static_cast<uint16_t>(((e - 1 + 15) << 10) | (static_cast<uint32_t>(m * 2048.0f) & 0x3FF));
-        else h = static_cast<uint16_t>(std::ldexp(a, 24));  // subnormal, truncated
-      }
-      if (std::signbit(f)) h |= 0x8000;
-      std::memcpy(&out[2 * i], &h, 2);
+  for (size_t i = 0; i < count; ++i) put_hp(out, t, i, random_value(rng, special));
+  return out;
+}
+
+// The clamp the CUDA backend applies to invalid group offsets (mxq.h): a non-decreasing sequence
+// in [0, rows]. The CPU reference rejects invalid offsets, so tests give it the clamped ones.
+inline std::vector<int64_t> clamp_offsets(const std::vector<int64_t>& o, int64_t rows) {
+  std::vector<int64_t> c(o.size());
+  int64_t run = 0;
+  for (size_t g = 0; g < o.size(); ++g) {
+    run = std::max(run, o[g]);
+    c[g] = std::min(run, rows);
+  }
+  return c;
+}
+
+// Breaks a valid offset sequence: negative entries, decreases and overruns past `rows`.
+inline std::vector<int64_t> corrupt_offsets(std::vector<int64_t> o, int64_t rows, std::mt19937_64& rng) {
+  for (auto& v : o) {
+    switch (rng() % 4) {
+      case 0: v = -static_cast<int64_t>(rng() % 1000) - 1; break;
+      case 1: v = rows + 1 + static_cast<int64_t>(rng() % 1000); break;
+      case 2: v = v / 2; break;
+      default: break;
     }
   }
-  return out;
+  return o;
 }
 
 // Overwrites a fraction `rate` of `bytes` with uniformly random bytes (every FP8 / UE8M0 code,

@@ -59,31 +59,6 @@ void set_dq(mxqDequantizePlan_t p, mxqDequantizeAttribute_t a, T v) {
   MXQ_REQUIRE_OK(mxqDequantizePlanSetAttribute(p, a, &v, sizeof v));
 }
 
-// The clamp the CUDA backend applies to invalid offsets (mxq.h): a non-decreasing sequence in
-// [0, rows]. The CPU reference rejects invalid offsets, so it gets the clamped ones.
-std::vector<int64_t> clamp_offsets(const std::vector<int64_t>& o, int64_t rows) {
-  std::vector<int64_t> c(o.size());
-  int64_t run = 0;
-  for (size_t g = 0; g < o.size(); ++g) {
-    run = std::max(run, o[g]);
-    c[g] = std::min(run, rows);
-  }
-  return c;
-}
-
-// Breaks a valid offset sequence: negative entries, decreases and overruns past `rows`.
-std::vector<int64_t> corrupt_offsets(std::vector<int64_t> o, int64_t rows, std::mt19937_64& rng) {
-  for (auto& v : o) {
-    switch (rng() % 4) {
-      case 0: v = -static_cast<int64_t>(rng() % 1000) - 1; break;
-      case 1: v = rows + 1 + static_cast<int64_t>(rng() % 1000); break;
-      case 2: v = v / 2; break;
-      default: break;
-    }
-  }
-  return o;
-}
-
 struct Quantized {
   std::vector<uint8_t> data, scales;
 };

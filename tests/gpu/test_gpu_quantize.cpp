@@ -104,55 +104,6 @@ mxqQuantizePlan_t make_plan(const QCase& c, mxqHandle_t h) {
   return p;
 }
 
-// The clamp the CUDA backend applies to invalid offsets: a non-decreasing sequence in [0, rows].
-std::vector<int64_t> clamp_offsets(const std::vector<int64_t>& o, int64_t rows) {
-  std::vector<int64_t> c(o.size());
-  int64_t run = 0;
-  for (size_t g = 0; g < o.size(); ++g) {
-    run = std::max(run, o[g]);
-    c[g] = std::min(run, rows);
-  }
-  return c;
-}
-
-std::vector<int64_t> corrupt_offsets(std::vector<int64_t> o, int64_t rows, std::mt19937_64& rng) {
-  for (auto& v : o) {
-    switch (rng() % 4) {
-      case 0: v = -static_cast<int64_t>(rng() % 1000) - 1; break;
-      case 1: v = rows + 1 + static_cast<int64_t>(rng() % 1000); break;
-      case 2: v = v / 2; break;
-      default: break;
-    }
-  }
-  return o;
-}
-
-// One element of a high-precision dtype from a float that the dtype represents (crafted inputs);
-// bf16 rounds to nearest even, fp16 goes through the exponent range it holds.
-void put_hp(std::vector<uint8_t>& buf, mxqDataType_t t, size_t i, float f) {
-  const uint32_t u = f32_bits(f);
-  if (t == MXQ_DTYPE_FP32) {
-    std::memcpy(&buf[4 * i], &u, 4);
-  } else if (t == MXQ_DTYPE_BF16) {
-    const uint16_t h = std::isnan(f) ? uint16_t(0x7FC0) : static_cast<uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
-    std::memcpy(&buf[2 * i], &h, 2);
-  } else {
-    const float a = std::fabs(f);
-    uint16_t h;
-    if (std::isnan(f)) h = 0x7E00;
-    else if (a >= 65520.0f) h = 0x7C00;
-    else if (a < std::ldexp(1.0f, -24)) h = 0;
-    else {
-      int e;
-      const float m = std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1)
-      if (e - 1 >= -14) h = static_cast<uint16_t>(((e - 1 + 15) << 10) | (static_cast<uint32_t>(m * 2048.0f) & 0x3FF));
-      else h = static_cast<uint16_t>(std::ldexp(a, 24));  // subnormal, truncated
-    }
-    if (std::signbit(f)) h |= 0x8000;
-    std::memcpy(&buf[2 * i], &h, 2);
-  }
-}
-
 // The next value above a positive f in the input dtype (f a normal number of that dtype).
 float next_up_hp(float f, mxqDataType_t t) {
   if (t == MXQ_DTYPE_FP32) return std::nextafter(f, 1e38f);
