@@ -134,23 +134,6 @@ TEST_CASE("gpu backend: Finalize logs which kernel was chosen and why", "[gpu][b
   CHECK(log.contains("skipped generic.dequantize.transposed"));
 }
 
-TEST_CASE("gpu backend: attention has no GPU kernel yet and says so", "[gpu][backend]") {
-  Handle gpu(MXQ_BACKEND_CUDA);
-  mxqAttentionPlan_t p = nullptr;
-  MXQ_REQUIRE_OK(mxqAttentionPlanCreate(gpu, &p));
-  const int64_t one = 1, s = 128, d = 64;
-  MXQ_REQUIRE_OK(mxqAttentionPlanSetAttribute(p, MXQ_ATTN_ATTR_BATCH, &one, 8));
-  MXQ_REQUIRE_OK(mxqAttentionPlanSetAttribute(p, MXQ_ATTN_ATTR_HEADS_Q, &one, 8));
-  MXQ_REQUIRE_OK(mxqAttentionPlanSetAttribute(p, MXQ_ATTN_ATTR_SEQLEN_Q, &s, 8));
-  MXQ_REQUIRE_OK(mxqAttentionPlanSetAttribute(p, MXQ_ATTN_ATTR_SEQLEN_KV, &s, 8));
-  MXQ_REQUIRE_OK(mxqAttentionPlanSetAttribute(p, MXQ_ATTN_ATTR_HEAD_DIM, &d, 8));
-  const mxqStatus_t st = mxqAttentionPlanFinalize(p);
-  INFO(mxqGetStatusName(st) << ": " << mxqGetLastErrorMessage());
-  CHECK(st / 1000 == 2);  // a NOT_SUPPORTED category status, never a crash or an internal error
-  CHECK(std::string(mxqGetLastErrorMessage()).find("GPU") != std::string::npos);
-  MXQ_REQUIRE_OK(mxqAttentionPlanDestroy(p));
-}
-
 TEST_CASE("gpu backend: one plan, four threads, four streams; caller contexts are left alone", "[gpu][backend]") {
   Handle cpu(MXQ_BACKEND_CPU), gpu(MXQ_BACKEND_CUDA);
   const uint64_t seed = fresh_seed();

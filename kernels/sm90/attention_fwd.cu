@@ -1,0 +1,368 @@
+// MXFP8 scaled-dot-product attention, forward, for Hopper (sm_90a): cuDNN's MXFP8 recipe
+// (DESIGN §2.3, docs/NUMERICS.md "Attention") with an online softmax.
+//
+// Why BF16 tensor cores. Hopper's FP8 wgmma reads both operands K-major and has no block-scale
+// operand: Q K^T would need a per-32 promotion of every S element (4 per D=128) on the CUDA cores,
+// and P V would need V transposed to K-major. Instead every FP8 tile is dequantized exactly into
+// bf16 in shared memory (an E4M3 value times 2^k is a bf16 value while it stays inside bf16's
+// range) and BF16 wgmma runs at full rate with fp32 accumulation: products are exact and no
+// promotion is needed. P is quantized exactly as the recipe says (E4M3 of P * p_scale, satfinite,
+// RNE) and, being an FP8 value, enters the P V product as an exact bf16 register fragment.
+//
+// Shape of the kernel. A CTA owns 128 query rows of one (batch, head): two warpgroups of 64 rows,
+// each computing S = Q K^T (m64n128k16 over D), the online softmax in registers, and O += P V
+// (m64n64k16 per 64-wide D panel, P from registers, V N-major from shared memory). K and V tiles
+// (128 keys) are double-buffered: while the tensor cores run the S product of tile t, the threads
+// load tile t+1's FP8 bytes into registers; while they run the P V product, the threads dequantize
+// those bytes into the other buffer. Scales stay in global memory (L1/L2 resident: 1/32 of the
+// data) and are read at dequantization time.
+//
+// Masks and lengths: keys at or past the sequence length, and keys a causal mask hides, get
+// S = -inf before the row max; rows with no visible key produce O = 0 and LSE = -inf. Rows and keys
+// past a sequence are loaded as zeros, so no NaN from memory that the plan does not cover can reach
+// a visible result. Varlen sequences index their rows through cu_seqlens; scales along S restart at
+// each sequence start (the padded-batch layout of the API).
+#include <cstdint>
+
+#include "common/fp8.cuh"
+#include "core/layout.h"
+#include "ptx/async_copy.cuh"
+#include "ptx/wgmma.cuh"
+#include "ptx/wgmma_bf16.cuh"
+#include "sm90/attention_params.cuh"
+
+namespace mxq {
+namespace sm90attn {
+
+using dev::Fp8;
+
+constexpr int kThreads = kAttnSm90Threads;
+constexpr int kTileQ = kAttnSm90TileQ, kTileKV = kAttnSm90TileKV;
+constexpr int kPanelBytes = 128 * 128;  // 128 rows x 64 bf16
+constexpr float kLn2 = 0.6931471805599453f;
+constexpr int kMaskNone = 0, kMaskBottomRight = 2;  // mxqAttentionMask_t (1: causal top-left)
+
+// Where the rows of one (batch, head) sequence live: memory row of position s = base + s * step.
+struct Seq {
+  int64_t base, step;
+  int len;
+  __device__ int64_t row(int s) const { return base + static_cast<int64_t>(s) * step; }
+};
+
+__device__ __forceinline__ Seq make_seq(const AttnFwdSm90Params& p, const int32_t* cu, int smax, int heads, int b,
+                                        int h) {
+  Seq q;
+  if (p.bshd) {
+    const int64_t start = cu ? cu[b] : static_cast<int64_t>(b) * smax;
+    q.base = start * heads + h;
+    q.step = heads;
+    q.len = cu ? cu[b + 1] - cu[b] : smax;
+  } else {
+    q.base = (static_cast<int64_t>(b) * heads + h) * smax;
+    q.step = 1;
+    q.len = smax;
+  }
+  return q;
+}
+
+// The raw FP8 bytes of a 128-row tile starting at sequence position s0: chunk i of this thread is
+// 16 bytes (16 elements along D) of row (tid + 256 i) / (D/16). Rows at or past the sequence end
+// read as zeros.
+template <int D>
+struct RawTile {
+  static constexpr int kCPR = D / 16;                   // 16-byte chunks per row
+  static constexpr int kChunks = kTileKV * kCPR / kThreads;
+  uint4 c[kChunks];
+
+  __device__ __forceinline__ void load(const uint8_t* base, const Seq& s, int s0, int tid) {
+#pragma unroll
+    for (int i = 0; i < kChunks; ++i) {
+      const int idx = tid + kThreads * i, r = idx / kCPR, col = idx % kCPR;
+      const int pos = s0 + r;
+      c[i] = pos < s.len ? __ldg(reinterpret_cast<const uint4*>(base + s.row(pos) * D + col * 16))
+                         : make_uint4(0u, 0u, 0u, 0u);
+    }
+  }
+};
+
+// 16 FP8 values times their scales -> 16 bf16 (two 16-byte chunks). Exact while the scaled value
+// is a bf16 normal or zero; NaN stays NaN.
+template <Fp8 F, bool kUniform>
+__device__ __forceinline__ void dequant16(const uint4& raw, const float* s, uint4& lo, uint4& hi) {
+  const uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
+  uint32_t o[8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const uint16_t pair = static_cast<uint16_t>(i & 1 ? w[i >> 1] >> 16 : w[i >> 1] & 0xFFFFu);
+    float a, b;
+    dev::fp8x2_to_f32x2<F>(pair, a, b);
+    const float sa = kUniform ? s[0] : s[2 * i], sb = kUniform ? s[0] : s[2 * i + 1];
+    o[i] = dev::f32x2_to_bf16x2(a * sa, b * sb);
+  }
+  lo = make_uint4(o[0], o[1], o[2], o[3]);
+  hi = make_uint4(o[4], o[5], o[6], o[7]);
+}
+
+// Stores the two bf16 chunks of raw chunk `col` (elements 16 col .. 16 col + 15) of tile row r into
+// the 128-byte-swizzled, 64-column-panel layout wgmma reads.
+__device__ __forceinline__ void store_chunk_pair(uint8_t* tile, int r, int col, const uint4& lo, const uint4& hi) {
+  uint8_t* panel = tile + (col >> 2) * kPanelBytes;
+  const uint32_t c16 = static_cast<uint32_t>((col & 3) * 2);
+  *reinterpret_cast<uint4*>(panel + ptx::sw128_offset(r, c16)) = lo;
+  *reinterpret_cast<uint4*>(panel + ptx::sw128_offset(r, c16 + 1)) = hi;
+}
+
+// Dequantizes a tile quantized along D (Q or K): one scale per 16-byte chunk (a chunk never spans
+// two 32-blocks). Rows past the sequence are stored as zeros.
+template <int D, Fp8 F>
+__device__ __forceinline__ void store_tile_along_d(uint8_t* tile, const RawTile<D>& raw, const uint8_t* scales,
+                                                   const AttnFwdSm90Params& p, const Seq& s, int s0, int tid) {
+  constexpr int kCPR = RawTile<D>::kCPR;
+#pragma unroll
+  for (int i = 0; i < RawTile<D>::kChunks; ++i) {
+    const int idx = tid + kThreads * i, r = idx / kCPR, col = idx % kCPR;
+    const int pos = s0 + r;
+    uint4 lo = make_uint4(0u, 0u, 0u, 0u), hi = lo;
+    if (pos < s.len) {
+      const int64_t row = s.row(pos), c = col >> 1;
+      const int64_t off = p.swizzled ? layout::swizzled_offset(row, c, p.d_scale_ld) : row * p.d_scale_ld + c;
+      const float sc = dev::ue8m0_to_f32(__ldg(scales + off));
+      dequant16<F, true>(raw.c[i], &sc, lo, hi);
+    }
+    store_chunk_pair(tile, r, col, lo, hi);
+  }
+}
+
+// Dequantizes a V tile (quantized along S: one scale per (d, 32 keys)). The 4 scale columns of the
+// tile's 128 keys are, for one d, 4 consecutive bytes in both layouts; each thread's chunks share
+// their 16 d values, so it fetches 16 such words once per tile.
+template <int D, Fp8 F>
+__device__ __forceinline__ void store_tile_v(uint8_t* tile, const RawTile<D>& raw, const AttnFwdSm90Params& p,
+                                             const uint8_t* entry_scales, const Seq& s, int s0, int tid) {
+  constexpr int kCPR = RawTile<D>::kCPR;
+  const int col = tid % kCPR;  // the same for every chunk of this thread (kThreads % kCPR == 0)
+  const int c0 = s0 / 32;      // first scale column of the tile (s0 is a multiple of 128)
+  uint32_t words[16];
+#pragma unroll
+  for (int t = 0; t < 16; ++t) {
+    const int d = col * 16 + t;
+    if (p.swizzled) {
+      words[t] = __ldg(reinterpret_cast<const uint32_t*>(entry_scales + layout::swizzled_offset(d, c0, p.s_scale_ld)));
+    } else {
+      uint32_t w = 0;
+#pragma unroll
+      for (int k = 0; k < 4; ++k)
+        if (c0 + k < p.s_scale_cols) w |= static_cast<uint32_t>(__ldg(entry_scales + int64_t(d) * p.s_scale_ld + c0 + k)) << (8 * k);
+      words[t] = w;
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < RawTile<D>::kChunks; ++i) {
+    const int idx = tid + kThreads * i, r = idx / kCPR;
+    const int pos = s0 + r;
+    uint4 lo = make_uint4(0u, 0u, 0u, 0u), hi = lo;
+    if (pos < s.len) {
+      const int sh = 8 * (r >> 5);
+      float sc[16];
+#pragma unroll
+      for (int t = 0; t < 16; ++t) sc[t] = dev::ue8m0_to_f32(static_cast<uint8_t>(words[t] >> sh));
+      dequant16<F, false>(raw.c[i], sc, lo, hi);
+    }
+    store_chunk_pair(tile, r, col, lo, hi);
+  }
+}
+
+// P (fp32, the softmax numerator relative to the running max) -> fp8(P * p_scale) as exact bf16
+// pairs: the A fragment of one k16 step of P V.
+__device__ __forceinline__ uint32_t quantize_p_pair(float a, float b, float p_scale) {
+  const uint16_t q = dev::f32x2_to_fp8x2_satfinite<Fp8::E4M3>(a * p_scale, b * p_scale);
+  float qa, qb;
+  dev::fp8x2_to_f32x2<Fp8::E4M3>(q, qa, qb);
+  return dev::f32x2_to_bf16x2(qa, qb);
+}
+
+template <int D, Fp8 F>
+__device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr int kPanels = D / 64;
+  constexpr int kTileBytes = kTileKV * D * 2;
+  extern __shared__ uint8_t smem_raw[];
+  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  // Q, then K buffers 0 and 1, then V buffers 0 and 1 (addressed arithmetically: no local arrays).
+  uint8_t* sq = smem;
+  auto sk = [&](int buf) { return smem + (1 + buf) * kTileBytes; };
+  auto sv = [&](int buf) { return smem + (3 + buf) * kTileBytes; };
+
+  const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31, warp = (tid >> 5) & 3;
+  // Causal masks make late query blocks the longest: start them first.
+  const int qb = p.mask != kMaskNone ? static_cast<int>(gridDim.x) - 1 - static_cast<int>(blockIdx.x)
+                                     : static_cast<int>(blockIdx.x);
+  const int h = blockIdx.y, b = blockIdx.z;
+  const int hk = h / (p.heads_q / p.heads_kv);
+  const Seq sq_seq = make_seq(p, p.cu_q, p.seqlen_q, p.heads_q, b, h);
+  const Seq skv_seq = make_seq(p, p.cu_kv, p.seqlen_kv, p.heads_kv, b, hk);
+  const int q0 = qb * kTileQ;
+  if (q0 >= sq_seq.len) return;
+  const int lq = sq_seq.len, lk = skv_seq.len;
+  // Key j is visible to query i iff j < lk and (no mask, or j <= i + shift).
+  const int shift = p.mask == kMaskBottomRight ? lk - lq : 0;
+  int kv_end = lk;
+  if (p.mask != kMaskNone) kv_end = min(kv_end, q0 + kTileQ + shift);
+  const int n_tiles = kv_end > 0 ? (kv_end + kTileKV - 1) / kTileKV : 0;
+  const uint8_t* v_entry_scales = p.v_scales + (static_cast<int64_t>(b) * p.heads_kv + hk) * p.v_scale_entry;
+
+  // Q tile and the first K / V tiles into shared memory.
+  {
+    RawTile<D> rq, rk, rv;
+    rq.load(p.q, sq_seq, q0, tid);
+    if (n_tiles > 0) {
+      rk.load(p.k, skv_seq, 0, tid);
+      rv.load(p.v, skv_seq, 0, tid);
+    }
+    store_tile_along_d<D, F>(sq, rq, p.q_scales, p, sq_seq, q0, tid);
+    if (n_tiles > 0) {
+      store_tile_along_d<D, F>(sk(0), rk, p.k_scales, p, skv_seq, 0, tid);
+      store_tile_v<D, F>(sv(0), rv, p, v_entry_scales, skv_seq, 0, tid);
+    }
+    ptx::fence_proxy_async_shared();
+    __syncthreads();
+  }
+
+  // This thread's two rows of the warpgroup's 64 (r and r + 8 of the accumulator layout).
+  const int row0 = q0 + wg * 64 + warp * 16 + (lane >> 2);
+  float o_acc[kPanels][32];
+#pragma unroll
+  for (int pn = 0; pn < kPanels; ++pn)
+#pragma unroll
+    for (int i = 0; i < 32; ++i) o_acc[pn][i] = 0.0f;
+  float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f};
+  const uint32_t q_addr = ptx::smem_addr(sq) + static_cast<uint32_t>(wg * 64 * 128);
+
+  RawTile<D> nk, nv;
+  for (int t = 0; t < n_tiles; ++t) {
+    const int buf = t & 1, kv0 = t * kTileKV;
+    const bool more = t + 1 < n_tiles;
+
+    // S = Q K^T for 64 rows x 128 keys.
+    float s[64];
+    const uint32_t k_addr = ptx::smem_addr(sk(buf));
+    ptx::wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < D / 16; ++ks) {
+      const uint32_t off = static_cast<uint32_t>((ks >> 2) * kPanelBytes + (ks & 3) * 32);
+      ptx::wgmma_bf16_ss<128, 0>(s, ptx::smem_desc_sw128(q_addr + off), ptx::smem_desc_sw128(k_addr + off), ks > 0);
+    }
+    ptx::wgmma_commit();
+    if (more) {  // next tile's bytes, in flight while the tensor cores work
+      nk.load(p.k, skv_seq, kv0 + kTileKV, tid);
+      nv.load(p.v, skv_seq, kv0 + kTileKV, tid);
+    }
+    ptx::wgmma_wait<0>();
+    ptx::fence_acc(s);
+
+    // Online softmax in the log2 domain. Masked and out-of-range keys -> -inf.
+    const bool need_mask = kv0 + kTileKV > lk || (p.mask != kMaskNone && kv0 + kTileKV - 1 > q0 + wg * 64 + shift);
+#pragma unroll
+    for (int i = 0; i < 64; ++i) {
+      float x = s[i] * p.scale_log2;
+      if (need_mask) {
+        const int col = kv0 + 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);
+        const int row = row0 + 8 * ((i >> 1) & 1);
+        const bool vis = col < lk && (p.mask == kMaskNone || col <= row + shift);
+        x = vis ? x : -INFINITY;
+      }
+      s[i] = x;
+    }
+    float corr[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float mx = -INFINITY;
+#pragma unroll
+      for (int j = 0; j < 16; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
+      mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 2));
+      const float m_new = fmaxf(m_run[r], mx);
+      const float m_use = m_new == -INFINITY ? 0.0f : m_new;  // a row with nothing visible yet
+      corr[r] = exp2f(m_run[r] - m_use);
+      m_run[r] = m_new;
+      float sum = 0.0f;
+#pragma unroll
+      for (int j = 0; j < 16; ++j) {
+        const float a = exp2f(s[4 * j + 2 * r] - m_use), c = exp2f(s[4 * j + 2 * r + 1] - m_use);
+        s[4 * j + 2 * r] = a;
+        s[4 * j + 2 * r + 1] = c;
+        sum += a + c;
+      }
+      l_run[r] = l_run[r] * corr[r] + sum;  // per-thread partial; the quad is summed at the end
+    }
+#pragma unroll
+    for (int pn = 0; pn < kPanels; ++pn)
+#pragma unroll
+      for (int i = 0; i < 32; ++i) o_acc[pn][i] *= corr[(i >> 1) & 1];
+
+    // Pq = fp8(P * p_scale) as the A fragments of the 8 k16 steps of P V.
+    uint32_t pf[8][4];
+#pragma unroll
+    for (int kk = 0; kk < 8; ++kk)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) pf[kk][r] = quantize_p_pair(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1], p.p_scale);
+
+    // O += Pq V, V [keys, d] N-major in 64-wide d panels.
+    const uint32_t v_addr = ptx::smem_addr(sv(buf));
+    ptx::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < 8; ++kk)
+#pragma unroll
+      for (int pn = 0; pn < kPanels; ++pn)
+        ptx::wgmma_bf16_rs<64, 1>(o_acc[pn], pf[kk],
+                                  ptx::smem_desc_sw128(v_addr + static_cast<uint32_t>(pn * kPanelBytes + kk * 2048)), 1);
+    ptx::wgmma_commit();
+    if (more) {  // dequantize the next tile into the other buffer while P V runs
+      store_tile_along_d<D, F>(sk(buf ^ 1), nk, p.k_scales, p, skv_seq, kv0 + kTileKV, tid);
+      store_tile_v<D, F>(sv(buf ^ 1), nv, p, v_entry_scales, skv_seq, kv0 + kTileKV, tid);
+    }
+    ptx::wgmma_wait<0>();
+#pragma unroll
+    for (int pn = 0; pn < kPanels; ++pn) ptx::fence_acc(o_acc[pn]);
+#pragma unroll
+    for (int kk = 0; kk < 8; ++kk) ptx::fence_regs(pf[kk]);
+    ptx::fence_proxy_async_shared();
+    __syncthreads();
+  }
+
+  // Epilogue: O = acc / (p_scale * l) in bf16, LSE = ln(sum exp(S)) = (m + log2 l) ln 2.
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float l = l_run[r];
+    l += __shfl_xor_sync(0xFFFFFFFFu, l, 1);
+    l += __shfl_xor_sync(0xFFFFFFFFu, l, 2);
+    const int row = row0 + 8 * r;
+    if (row >= lq) continue;
+    const float inv = l == 0.0f ? 0.0f : 1.0f / (l * p.p_scale);
+    const int64_t mrow = sq_seq.row(row);
+    uint16_t* orow = p.o + mrow * D;
+#pragma unroll
+    for (int pn = 0; pn < kPanels; ++pn)
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        const int col = pn * 64 + 8 * j + 2 * (lane & 3);
+        *reinterpret_cast<uint32_t*>(orow + col) =
+            dev::f32x2_to_bf16x2(o_acc[pn][4 * j + 2 * r] * inv, o_acc[pn][4 * j + 2 * r + 1] * inv);
+      }
+    if ((lane & 3) == 0)
+      p.lse[(static_cast<int64_t>(b) * p.heads_q + h) * p.seqlen_q + row] =
+          l == 0.0f ? -INFINITY : (m_run[r] + log2f(l)) * kLn2;
+  }
+#endif
+}
+
+}  // namespace sm90attn
+}  // namespace mxq
+
+#define MXQ_ATTN_FWD_KERNEL(NAME, D, F)                                                          \
+  extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1) NAME(const mxq::AttnFwdSm90Params p) { \
+    mxq::sm90attn::attn_fwd_body<D, F>(p);                                                       \
+  }
+
+MXQ_ATTN_FWD_KERNEL(mxq_attn_fwd_sm90_d64_e4m3, 64, mxq::dev::Fp8::E4M3)
+MXQ_ATTN_FWD_KERNEL(mxq_attn_fwd_sm90_d128_e4m3, 128, mxq::dev::Fp8::E4M3)

@@ -1,0 +1,138 @@
+// Host side of the GPU attention forward: which plans the sm_90a kernel
+// (kernels/sm90/attention_fwd.cu) can run and why not otherwise, the launch geometry, and the
+// registry entry. Everything is resolved from the immutable plan at Finalize; Execute fills pointers
+// and launches (no allocation, no host synchronization: capturable in a CUDA graph).
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/layout.h"
+#include "cuda/registry.h"
+#include "cuda/runtime.h"
+#include "sm90/attention_params.cuh"
+
+namespace mxq {
+namespace cuda {
+namespace {
+
+// Why the sm_90a forward kernel cannot run this plan, or "" when it can.
+std::string attn_fwd_supports(const AttentionDesc& d, const DeviceInfo& dev) {
+  if (d.direction != MXQ_ATTN_FORWARD) return "the sm_90a kernel is the forward pass";
+  if (d.head_dim != 64 && d.head_dim != 128)
+    return fmt::format("head dim {} (the sm_90a forward kernel is built for 64 and 128)", d.head_dim);
+  if (d.qkv_dtype != MXQ_DTYPE_E4M3) return "Q, K, V must be E4M3 (the recipe's operand type)";
+  if (d.batch > 65535) return fmt::format("batch {} exceeds the grid's 65535", d.batch);
+  if (d.heads_q > 65535) return fmt::format("{} query heads exceed the grid's 65535", d.heads_q);
+  if (d.seqlen_q >= (int64_t(1) << 31) || d.seqlen_kv >= (int64_t(1) << 31))
+    return "sequence lengths must be below 2^31";
+  const int64_t smem = attn_sm90_smem_bytes(d.head_dim);
+  if (smem > dev.smem_optin)
+    return fmt::format("needs {} bytes of shared memory per block, the device allows {}", smem, dev.smem_optin);
+  return {};
+}
+
+const char* fp8_tag(mxqDataType_t t) { return t == MXQ_DTYPE_E5M2 ? "e5m2" : "e4m3"; }
+
+class AttnFwdSm90 final : public OpImpl {
+ public:
+  AttnFwdSm90(const AttentionDesc& d, Device& dev) : d_(d), dev_(dev) {
+    kname_ = fmt::format("mxq_attn_fwd_sm90_d{}_{}", d.head_dim, fp8_tag(d.qkv_dtype));
+    fn_ = dev.kernel(kname_.c_str());
+    const bool swz = d.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
+    const int64_t dcols = layout::scale_cols(d.head_dim);
+    const int64_t scols = layout::scale_cols(d.seqlen_kv);
+    base_.batch = static_cast<int32_t>(d.batch);
+    base_.heads_q = static_cast<int32_t>(d.heads_q);
+    base_.heads_kv = static_cast<int32_t>(d.heads_kv);
+    base_.seqlen_q = static_cast<int32_t>(d.seqlen_q);
+    base_.seqlen_kv = static_cast<int32_t>(d.seqlen_kv);
+    base_.bshd = d.layout == MXQ_ATTN_LAYOUT_BSHD || d.varlen;
+    base_.mask = static_cast<int32_t>(d.mask);
+    base_.swizzled = swz;
+    base_.d_scale_ld = static_cast<int32_t>(swz ? layout::swz_cols(dcols) : dcols);
+    base_.s_scale_cols = static_cast<int32_t>(scols);
+    base_.s_scale_ld = static_cast<int32_t>(swz ? layout::swz_cols(scols) : scols);
+    base_.v_scale_entry = layout::scale_bytes(swz, d.head_dim, scols);
+    base_.scale_log2 = static_cast<float>(static_cast<double>(d.softmax_scale) * 1.4426950408889634);
+    base_.p_scale = d.p_scale;
+  }
+
+  std::string name() const override { return kname_; }
+  std::string reason() const override {
+    return "sm_90a BF16-wgmma flash attention on exactly dequantized MXFP8 tiles, P quantized per the recipe";
+  }
+
+  size_t required_alignment(mxqArgSlot_t slot) const override {
+    switch (slot) {
+      case MXQ_ARG_Q_DATA:
+      case MXQ_ARG_K_DATA:
+      case MXQ_ARG_V_DATA:
+        return 16;  // 16-byte loads of D-byte rows
+      case MXQ_ARG_V_SCALES:
+        return d_.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4 ? 4 : 1;  // one word per d and tile
+      case MXQ_ARG_O:
+      case MXQ_ARG_LSE:
+      case MXQ_ARG_CU_SEQLENS_Q:
+      case MXQ_ARG_CU_SEQLENS_KV:
+        return 4;
+      default:
+        return 1;
+    }
+  }
+
+  void run(const ExecArgs& args, void*, size_t, mxqStream_t stream) const override {
+    AttnFwdSm90Params p = base_;
+    p.q = args.as<const uint8_t>(MXQ_ARG_Q_DATA);
+    p.k = args.as<const uint8_t>(MXQ_ARG_K_DATA);
+    p.v = args.as<const uint8_t>(MXQ_ARG_V_DATA);
+    p.q_scales = args.as<const uint8_t>(MXQ_ARG_Q_SCALES);
+    p.k_scales = args.as<const uint8_t>(MXQ_ARG_K_SCALES);
+    p.v_scales = args.as<const uint8_t>(MXQ_ARG_V_SCALES);
+    p.o = args.as<uint16_t>(MXQ_ARG_O);
+    p.lse = args.as<float>(MXQ_ARG_LSE);
+    p.cu_q = d_.varlen ? args.as<const int32_t>(MXQ_ARG_CU_SEQLENS_Q) : nullptr;
+    p.cu_kv = d_.varlen ? args.as<const int32_t>(MXQ_ARG_CU_SEQLENS_KV) : nullptr;
+    MXQ_REQUIRE(p.q && p.k && p.v && p.q_scales && p.k_scales && p.v_scales && p.o && p.lse,
+                MXQ_STATUS_BAD_PARAM_NULL_POINTER, "attention: Q, K, V (data and scales), O and LSE are required");
+    MXQ_REQUIRE(!d_.varlen || (p.cu_q && p.cu_kv), MXQ_STATUS_BAD_PARAM_NULL_POINTER,
+                "attention: CU_SEQLENS_Q and CU_SEQLENS_KV are required with VARLEN");
+    Dim3 g, b;
+    g.x = static_cast<unsigned>(layout::ceil_div(d_.seqlen_q, kAttnSm90TileQ));
+    g.y = static_cast<unsigned>(d_.heads_q);
+    g.z = static_cast<unsigned>(d_.batch);
+    b.x = kAttnSm90Threads;
+    void* params[] = {&p};
+    dev_.launch(fn_, g, b, static_cast<size_t>(attn_sm90_smem_bytes(d_.head_dim)), stream, params, kname_.c_str());
+  }
+
+ private:
+  AttentionDesc d_;
+  Device& dev_;
+  CUfunction fn_ = nullptr;
+  std::string kname_;
+  AttnFwdSm90Params base_{};
+};
+
+}  // namespace
+
+void register_attention_fwd_kernels(Registry& r) {
+  KernelEntry<AttentionDesc> e;
+  e.name = "sm90.attention.fwd.bf16wgmma";
+  e.arch = {90, 90};
+  e.in_dtypes = {MXQ_DTYPE_E4M3};
+  e.out_dtypes = {MXQ_DTYPE_BF16};
+  e.variant = "128 queries x 128-key tiles, two warpgroups, K/V dequantized to bf16 in shared memory, online softmax";
+  e.priority = 0;
+  e.supports = attn_fwd_supports;
+  e.make = [](const AttentionDesc& d, Device& dev) -> std::unique_ptr<OpImpl> {
+    return std::make_unique<AttnFwdSm90>(d, dev);
+  };
+  r.add(std::move(e));
+}
+
+}  // namespace cuda
+}  // namespace mxq
