@@ -93,10 +93,13 @@ void bench(mxqHandle_t h, const Shape& s, int iters) {
 
   mxqAttentionPlan_t pf = plan(h, s, MXQ_ATTN_FORWARD);
   ckq(mxqAttentionPlanFinalize(pf), "forward Finalize");
+  size_t fws = 0;
+  ckq(mxqAttentionPlanGetWorkspaceSize(pf, &fws), "workspace");
+  DevMem fwsm(fws);
   mxqExecArg_t fargs[] = {{MXQ_ARG_Q_DATA, 0, q.ptr()},   {MXQ_ARG_Q_SCALES, 0, qs.ptr()}, {MXQ_ARG_K_DATA, 0, k.ptr()},
                           {MXQ_ARG_K_SCALES, 0, ks.ptr()}, {MXQ_ARG_V_DATA, 0, v.ptr()},    {MXQ_ARG_V_SCALES, 0, vs.ptr()},
                           {MXQ_ARG_O, 0, o.ptr()},         {MXQ_ARG_LSE, 0, lse.ptr()}};
-  const double tf = time_ms([&] { ckq(mxqAttentionExecute(h, pf, fargs, 8, nullptr, 0, nullptr), "forward"); }, iters);
+  const double tf = time_ms([&] { ckq(mxqAttentionExecute(h, pf, fargs, 8, fwsm.ptr(), fws, nullptr), "forward"); }, iters);
   std::printf(" fwd %8.3f ms %7.1f TFLOP/s", tf, flop / (tf * 1e-3) / 1e12);
   ckq(mxqAttentionPlanDestroy(pf), "destroy");
 

@@ -28,6 +28,7 @@
 #include "core/layout.h"
 #include "ptx/async_copy.cuh"
 #include "ptx/wgmma.cuh"
+#include "ptx/tma.cuh"
 #include "ptx/wgmma_bf16.cuh"
 #include "sm90/attention_params.cuh"
 
@@ -36,7 +37,6 @@ namespace sm90attn {
 
 using dev::Fp8;
 
-constexpr int kThreads = kAttnSm90Threads;
 constexpr int kTileQ = kAttnSm90TileQ, kTileKV = kAttnSm90TileKV;
 constexpr int kPanelBytes = 128 * 128;  // 128 rows x 64 bf16
 constexpr float kLn2 = 0.6931471805599453f;
@@ -65,19 +65,19 @@ __device__ __forceinline__ Seq make_seq(const AttnFwdSm90Params& p, const int32_
   return q;
 }
 
-// The raw FP8 bytes of a 128-row tile starting at sequence position s0: chunk i of this thread is
-// 16 bytes (16 elements along D) of row (tid + 256 i) / (D/16). Rows at or past the sequence end
-// read as zeros.
-template <int D>
+// The raw FP8 bytes of a kRows-row tile starting at sequence position s0, read by kThr threads:
+// chunk i of thread t is 16 bytes (16 elements along D) of row (t + kThr i) / (D/16). Rows at or
+// past the sequence end read as zeros.
+template <int D, int kRows, int kThr>
 struct RawTile {
-  static constexpr int kCPR = D / 16;                   // 16-byte chunks per row
-  static constexpr int kChunks = kTileKV * kCPR / kThreads;
+  static constexpr int kCPR = D / 16;  // 16-byte chunks per row
+  static constexpr int kChunks = kRows * kCPR / kThr;
   uint4 c[kChunks];
 
   __device__ __forceinline__ void load(const uint8_t* base, const Seq& s, int s0, int tid) {
 #pragma unroll
     for (int i = 0; i < kChunks; ++i) {
-      const int idx = tid + kThreads * i, r = idx / kCPR, col = idx % kCPR;
+      const int idx = tid + kThr * i, r = idx / kCPR, col = idx % kCPR;
       const int pos = s0 + r;
       c[i] = pos < s.len ? __ldg(reinterpret_cast<const uint4*>(base + s.row(pos) * D + col * 16))
                          : make_uint4(0u, 0u, 0u, 0u);
@@ -112,63 +112,26 @@ __device__ __forceinline__ void store_chunk_pair(uint8_t* tile, int r, int col, 
   *reinterpret_cast<uint4*>(panel + ptx::sw128_offset(r, c16 + 1)) = hi;
 }
 
-// Dequantizes a tile quantized along D (Q or K): one scale per 16-byte chunk (a chunk never spans
-// two 32-blocks). Rows past the sequence are stored as zeros.
-template <int D, Fp8 F>
-__device__ __forceinline__ void store_tile_along_d(uint8_t* tile, const RawTile<D>& raw, const uint8_t* scales,
-                                                   const AttnFwdSm90Params& p, const Seq& s, int s0, int tid) {
-  constexpr int kCPR = RawTile<D>::kCPR;
+// Dequantizes the Q rows [s0, s0 + kRows) of one math warpgroup (quantized along D: one scale per
+// 16-byte chunk, a chunk never spans two 32-blocks) into rows [r0, r0 + kRows) of the bf16 tile.
+// Rows past the sequence are stored as zeros.
+template <int D, int kRows, int kThr>
+__device__ __forceinline__ void store_rows_along_d(uint8_t* tile, int r0, const RawTile<D, kRows, kThr>& raw,
+                                                   const uint8_t* scales, const AttnFwdSm90Params& p, const Seq& s,
+                                                   int s0, int tid) {
+  constexpr int kCPR = D / 16;
 #pragma unroll
-  for (int i = 0; i < RawTile<D>::kChunks; ++i) {
-    const int idx = tid + kThreads * i, r = idx / kCPR, col = idx % kCPR;
+  for (int i = 0; i < RawTile<D, kRows, kThr>::kChunks; ++i) {
+    const int idx = tid + kThr * i, r = idx / kCPR, col = idx % kCPR;
     const int pos = s0 + r;
     uint4 lo = make_uint4(0u, 0u, 0u, 0u), hi = lo;
     if (pos < s.len) {
       const int64_t row = s.row(pos), c = col >> 1;
       const int64_t off = p.swizzled ? layout::swizzled_offset(row, c, p.d_scale_ld) : row * p.d_scale_ld + c;
       const float sc = dev::ue8m0_to_f32(__ldg(scales + off));
-      dequant16<F, true>(raw.c[i], &sc, lo, hi);
+      dequant16<Fp8::E4M3, true>(raw.c[i], &sc, lo, hi);
     }
-    store_chunk_pair(tile, r, col, lo, hi);
-  }
-}
-
-// Dequantizes a V tile (quantized along S: one scale per (d, 32 keys)). The 4 scale columns of the
-// tile's 128 keys are, for one d, 4 consecutive bytes in both layouts; each thread's chunks share
-// their 16 d values, so it fetches 16 such words once per tile.
-template <int D, Fp8 F>
-__device__ __forceinline__ void store_tile_v(uint8_t* tile, const RawTile<D>& raw, const AttnFwdSm90Params& p,
-                                             const uint8_t* entry_scales, const Seq& s, int s0, int tid) {
-  constexpr int kCPR = RawTile<D>::kCPR;
-  const int col = tid % kCPR;  // the same for every chunk of this thread (kThreads % kCPR == 0)
-  const int c0 = s0 / 32;      // first scale column of the tile (s0 is a multiple of 128)
-  uint32_t words[16];
-#pragma unroll
-  for (int t = 0; t < 16; ++t) {
-    const int d = col * 16 + t;
-    if (p.swizzled) {
-      words[t] = __ldg(reinterpret_cast<const uint32_t*>(entry_scales + layout::swizzled_offset(d, c0, p.s_scale_ld)));
-    } else {
-      uint32_t w = 0;
-#pragma unroll
-      for (int k = 0; k < 4; ++k)
-        if (c0 + k < p.s_scale_cols) w |= static_cast<uint32_t>(__ldg(entry_scales + int64_t(d) * p.s_scale_ld + c0 + k)) << (8 * k);
-      words[t] = w;
-    }
-  }
-#pragma unroll
-  for (int i = 0; i < RawTile<D>::kChunks; ++i) {
-    const int idx = tid + kThreads * i, r = idx / kCPR;
-    const int pos = s0 + r;
-    uint4 lo = make_uint4(0u, 0u, 0u, 0u), hi = lo;
-    if (pos < s.len) {
-      const int sh = 8 * (r >> 5);
-      float sc[16];
-#pragma unroll
-      for (int t = 0; t < 16; ++t) sc[t] = dev::ue8m0_to_f32(static_cast<uint8_t>(words[t] >> sh));
-      dequant16<F, false>(raw.c[i], sc, lo, hi);
-    }
-    store_chunk_pair(tile, r, col, lo, hi);
+    store_chunk_pair(tile, r0 + r, col, lo, hi);
   }
 }
 
@@ -181,17 +144,66 @@ __device__ __forceinline__ uint32_t quantize_p_pair(float a, float b, float p_sc
   return dev::f32x2_to_bf16x2(qa, qb);
 }
 
-template <int D, Fp8 F>
+// Prepass: K and V -> bf16 workspace [B*Hkv, kv_pad, D] (rows at or past each sequence's length
+// zero), exactly dequantized. One 16-byte FP8 chunk per thread and iteration; memory-bound.
+template <int D>
+__device__ __forceinline__ void attn_prep_body(const AttnFwdSm90Params& p) {
+  constexpr int kCPR = D / 16;
+  const int64_t per_tensor = static_cast<int64_t>(p.batch) * p.heads_kv * p.kv_pad * kCPR;
+  for (int64_t idx = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; idx < 2 * per_tensor;
+       idx += int64_t(gridDim.x) * blockDim.x) {
+    const bool is_v = idx >= per_tensor;
+    const int64_t i = is_v ? idx - per_tensor : idx;
+    const int col = static_cast<int>(i % kCPR);
+    const int64_t er = i / kCPR;  // (entry, padded row)
+    const int s = static_cast<int>(er % p.kv_pad);
+    const int e = static_cast<int>(er / p.kv_pad), b = e / p.heads_kv, hk = e % p.heads_kv;
+    const Seq seq = make_seq(p, p.cu_kv, p.seqlen_kv, p.heads_kv, b, hk);
+    uint4 lo = make_uint4(0u, 0u, 0u, 0u), hi = lo;
+    if (s < seq.len) {
+      const int64_t row = seq.row(s);
+      const uint4 raw = __ldg(reinterpret_cast<const uint4*>((is_v ? p.v : p.k) + row * D + col * 16));
+      if (!is_v) {
+        const int64_t c = col >> 1;
+        const int64_t off = p.swizzled ? layout::swizzled_offset(row, c, p.d_scale_ld) : row * p.d_scale_ld + c;
+        const float sc = dev::ue8m0_to_f32(__ldg(p.k_scales + off));
+        dequant16<Fp8::E4M3, true>(raw, &sc, lo, hi);
+      } else {  // along S: one scale per (d, 32 keys) of this (b, h) entry
+        const uint8_t* es = p.v_scales + static_cast<int64_t>(e) * p.v_scale_entry;
+        const int c = s / 32;
+        float sc[16];
+#pragma unroll
+        for (int t = 0; t < 16; ++t) {
+          const int d = col * 16 + t;
+          sc[t] = dev::ue8m0_to_f32(__ldg(es + (p.swizzled ? layout::swizzled_offset(d, c, p.s_scale_ld)
+                                                           : int64_t(d) * p.s_scale_ld + c)));
+        }
+        dequant16<Fp8::E4M3, false>(raw, sc, lo, hi);
+      }
+    }
+    uint4* out = reinterpret_cast<uint4*>((is_v ? p.ws_v : p.ws_k) + er * D + col * 16);
+    out[0] = lo;
+    out[1] = hi;
+  }
+}
+
+template <int D>
 __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int kPanels = D / 64;
   constexpr int kTileBytes = kTileKV * D * 2;
+  constexpr uint32_t kTxBytes = kTileBytes;  // one K or V tile per TMA transaction
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
-  // Q, then K buffers 0 and 1, then V buffers 0 and 1 (addressed arithmetically: no local arrays).
+  // Q, then K stages 0 and 1, then V stages 0 and 1, then the mbarriers.
   uint8_t* sq = smem;
-  auto sk = [&](int buf) { return smem + (1 + buf) * kTileBytes; };
-  auto sv = [&](int buf) { return smem + (3 + buf) * kTileBytes; };
+  auto sk = [&](int st) { return smem + (1 + st) * kTileBytes; };
+  auto sv = [&](int st) { return smem + (3 + st) * kTileBytes; };
+  const uint32_t bars = ptx::smem_addr(smem + 5 * kTileBytes);
+  auto full_k = [&](int st) { return bars + 8u * st; };
+  auto full_v = [&](int st) { return bars + 8u * (2 + st); };
+  auto empty_k = [&](int st) { return bars + 8u * (4 + st); };
+  auto empty_v = [&](int st) { return bars + 8u * (6 + st); };
 
   const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31, warp = (tid >> 5) & 3;
   // Causal masks make late query blocks the longest: start them first.
@@ -202,50 +214,81 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
   const Seq sq_seq = make_seq(p, p.cu_q, p.seqlen_q, p.heads_q, b, h);
   const Seq skv_seq = make_seq(p, p.cu_kv, p.seqlen_kv, p.heads_kv, b, hk);
   const int q0 = qb * kTileQ;
-  if (q0 >= sq_seq.len) return;
+  if (q0 >= sq_seq.len) return;  // the whole CTA, before any barrier
   const int lq = sq_seq.len, lk = skv_seq.len;
   // Key j is visible to query i iff j < lk and (no mask, or j <= i + shift).
   const int shift = p.mask == kMaskBottomRight ? lk - lq : 0;
   int kv_end = lk;
   if (p.mask != kMaskNone) kv_end = min(kv_end, q0 + kTileQ + shift);
   const int n_tiles = kv_end > 0 ? (kv_end + kTileKV - 1) / kTileKV : 0;
-  const uint8_t* v_entry_scales = p.v_scales + (static_cast<int64_t>(b) * p.heads_kv + hk) * p.v_scale_entry;
 
-  // Q tile and the first K / V tiles into shared memory.
+  if (tid == 0) {
+#pragma unroll
+    for (int st = 0; st < 2; ++st) {
+      ptx::mbar_init(full_k(st), 1);
+      ptx::mbar_init(full_v(st), 1);
+      ptx::mbar_init(empty_k(st), 2 * 128);
+      ptx::mbar_init(empty_v(st), 2 * 128);
+    }
+    ptx::mbar_fence_init();
+  }
+  __syncthreads();
+
+  if (wg == 0) {  // producer: one thread issues every TMA load
+    ptx::setmaxnreg_dec<24>();
+    if (tid == 0 && n_tiles > 0) {
+      ptx::tma_prefetch_desc(p.tmap_k);
+      ptx::tma_prefetch_desc(p.tmap_v);
+      const int row_base = (b * p.heads_kv + hk) * p.kv_pad;
+      for (int t = 0; t < n_tiles; ++t) {
+        const int st = t & 1;
+        const uint32_t ph = (t >> 1) & 1;
+        ptx::mbar_wait(empty_k(st), ph ^ 1);
+        ptx::mbar_arrive_expect_tx(full_k(st), kTxBytes);
+#pragma unroll
+        for (int pn = 0; pn < kPanels; ++pn)
+          ptx::tma_load_2d(ptx::smem_addr(sk(st) + pn * kPanelBytes), p.tmap_k, 64 * pn, row_base + t * kTileKV,
+                           full_k(st));
+        ptx::mbar_wait(empty_v(st), ph ^ 1);
+        ptx::mbar_arrive_expect_tx(full_v(st), kTxBytes);
+#pragma unroll
+        for (int pn = 0; pn < kPanels; ++pn)
+          ptx::tma_load_2d(ptx::smem_addr(sv(st) + pn * kPanelBytes), p.tmap_v, 64 * pn, row_base + t * kTileKV,
+                           full_v(st));
+      }
+    }
+    return;
+  }
+
+  ptx::setmaxnreg_inc<240>();
+  const int cw = wg - 1, ctid = tid - 128 * (wg);
+  // This warpgroup's 64 query rows, dequantized into rows [64 cw, 64 cw + 64) of the Q tile.
   {
-    RawTile<D> rq, rk, rv;
-    rq.load(p.q, sq_seq, q0, tid);
-    if (n_tiles > 0) {
-      rk.load(p.k, skv_seq, 0, tid);
-      rv.load(p.v, skv_seq, 0, tid);
-    }
-    store_tile_along_d<D, F>(sq, rq, p.q_scales, p, sq_seq, q0, tid);
-    if (n_tiles > 0) {
-      store_tile_along_d<D, F>(sk(0), rk, p.k_scales, p, skv_seq, 0, tid);
-      store_tile_v<D, F>(sv(0), rv, p, v_entry_scales, skv_seq, 0, tid);
-    }
+    RawTile<D, 64, 128> rq;
+    rq.load(p.q, sq_seq, q0 + 64 * cw, ctid);
+    store_rows_along_d<D, 64, 128>(sq, 64 * cw, rq, p.q_scales, p, sq_seq, q0 + 64 * cw, ctid);
     ptx::fence_proxy_async_shared();
-    __syncthreads();
+    ptx::named_barrier_sync(1 + cw, 128);
   }
 
   // This thread's two rows of the warpgroup's 64 (r and r + 8 of the accumulator layout).
-  const int row0 = q0 + wg * 64 + warp * 16 + (lane >> 2);
+  const int row0 = q0 + cw * 64 + warp * 16 + (lane >> 2);
   float o_acc[kPanels][32];
 #pragma unroll
   for (int pn = 0; pn < kPanels; ++pn)
 #pragma unroll
     for (int i = 0; i < 32; ++i) o_acc[pn][i] = 0.0f;
   float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f};
-  const uint32_t q_addr = ptx::smem_addr(sq) + static_cast<uint32_t>(wg * 64 * 128);
+  const uint32_t q_addr = ptx::smem_addr(sq) + static_cast<uint32_t>(cw * 64 * 128);
 
-  RawTile<D> nk, nv;
   for (int t = 0; t < n_tiles; ++t) {
-    const int buf = t & 1, kv0 = t * kTileKV;
-    const bool more = t + 1 < n_tiles;
+    const int st = t & 1, kv0 = t * kTileKV;
+    const uint32_t ph = (t >> 1) & 1;
 
     // S = Q K^T for 64 rows x 128 keys.
     float s[64];
-    const uint32_t k_addr = ptx::smem_addr(sk(buf));
+    ptx::mbar_wait(full_k(st), ph);
+    const uint32_t k_addr = ptx::smem_addr(sk(st));
     ptx::wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < D / 16; ++ks) {
@@ -253,15 +296,12 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       ptx::wgmma_bf16_ss<128, 0>(s, ptx::smem_desc_sw128(q_addr + off), ptx::smem_desc_sw128(k_addr + off), ks > 0);
     }
     ptx::wgmma_commit();
-    if (more) {  // next tile's bytes, in flight while the tensor cores work
-      nk.load(p.k, skv_seq, kv0 + kTileKV, tid);
-      nv.load(p.v, skv_seq, kv0 + kTileKV, tid);
-    }
     ptx::wgmma_wait<0>();
     ptx::fence_acc(s);
+    ptx::mbar_arrive(empty_k(st));
 
     // Online softmax in the log2 domain. Masked and out-of-range keys -> -inf.
-    const bool need_mask = kv0 + kTileKV > lk || (p.mask != kMaskNone && kv0 + kTileKV - 1 > q0 + wg * 64 + shift);
+    const bool need_mask = kv0 + kTileKV > lk || (p.mask != kMaskNone && kv0 + kTileKV - 1 > q0 + cw * 64 + shift);
 #pragma unroll
     for (int i = 0; i < 64; ++i) {
       float x = s[i] * p.scale_log2;
@@ -308,7 +348,8 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       for (int r = 0; r < 4; ++r) pf[kk][r] = quantize_p_pair(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1], p.p_scale);
 
     // O += Pq V, V [keys, d] N-major in 64-wide d panels.
-    const uint32_t v_addr = ptx::smem_addr(sv(buf));
+    ptx::mbar_wait(full_v(st), ph);
+    const uint32_t v_addr = ptx::smem_addr(sv(st));
     ptx::wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < 8; ++kk)
@@ -317,17 +358,12 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
         ptx::wgmma_bf16_rs<64, 1>(o_acc[pn], pf[kk],
                                   ptx::smem_desc_sw128(v_addr + static_cast<uint32_t>(pn * kPanelBytes + kk * 2048)), 1);
     ptx::wgmma_commit();
-    if (more) {  // dequantize the next tile into the other buffer while P V runs
-      store_tile_along_d<D, F>(sk(buf ^ 1), nk, p.k_scales, p, skv_seq, kv0 + kTileKV, tid);
-      store_tile_v<D, F>(sv(buf ^ 1), nv, p, v_entry_scales, skv_seq, kv0 + kTileKV, tid);
-    }
     ptx::wgmma_wait<0>();
 #pragma unroll
     for (int pn = 0; pn < kPanels; ++pn) ptx::fence_acc(o_acc[pn]);
 #pragma unroll
     for (int kk = 0; kk < 8; ++kk) ptx::fence_regs(pf[kk]);
-    ptx::fence_proxy_async_shared();
-    __syncthreads();
+    ptx::mbar_arrive(empty_v(st));
   }
 
   // Epilogue: O = acc / (p_scale * l) in bf16, LSE = ln(sum exp(S)) = (m + log2 l) ln 2.
@@ -359,10 +395,15 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 }  // namespace sm90attn
 }  // namespace mxq
 
-#define MXQ_ATTN_FWD_KERNEL(NAME, D, F)                                                          \
-  extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1) NAME(const mxq::AttnFwdSm90Params p) { \
-    mxq::sm90attn::attn_fwd_body<D, F>(p);                                                       \
+#define MXQ_ATTN_FWD_KERNELS(D)                                                                          \
+  extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90PrepThreads)                                \
+      mxq_attn_prep_sm90_d##D(const __grid_constant__ mxq::AttnFwdSm90Params p) {                        \
+    mxq::sm90attn::attn_prep_body<D>(p);                                                                 \
+  }                                                                                                      \
+  extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)                                 \
+      mxq_attn_fwd_sm90_d##D(const __grid_constant__ mxq::AttnFwdSm90Params p) {                         \
+    mxq::sm90attn::attn_fwd_body<D>(p);                                                                  \
   }
 
-MXQ_ATTN_FWD_KERNEL(mxq_attn_fwd_sm90_d64_e4m3, 64, mxq::dev::Fp8::E4M3)
-MXQ_ATTN_FWD_KERNEL(mxq_attn_fwd_sm90_d128_e4m3, 128, mxq::dev::Fp8::E4M3)
+MXQ_ATTN_FWD_KERNELS(64)
+MXQ_ATTN_FWD_KERNELS(128)

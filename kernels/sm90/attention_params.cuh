@@ -8,7 +8,11 @@
 
 namespace mxq {
 
-struct AttnFwdSm90Params {
+struct alignas(64) AttnFwdSm90Params {
+  // TMA descriptors (CUtensorMap, 128 bytes each) of the bf16 K and V workspace [B*Hkv*kv_pad, D],
+  // boxes of 128 rows x 64 columns with the 128-byte swizzle. Filled by the launcher per Execute.
+  alignas(64) uint8_t tmap_k[128];
+  alignas(64) uint8_t tmap_v[128];
   const uint8_t* q;          // FP8, quantized along D, [rows, D] in the plan's layout
   const uint8_t* k;          // FP8, quantized along D
   const uint8_t* v;          // FP8, quantized along S_kv (data not transposed)
@@ -27,18 +31,28 @@ struct AttnFwdSm90Params {
   int32_t s_scale_cols;      // ceil(Skv_max/32): V's scale columns along S per (b, h)
   int32_t s_scale_ld;        // swizzled: round_up(s_scale_cols, 4); LINEAR: s_scale_cols
   int64_t v_scale_entry;     // bytes of one (b, h) entry of V's scales
+  uint16_t* ws_k;            // workspace: K and V dequantized to bf16, [B*Hkv, kv_pad, D] each, rows
+  uint16_t* ws_v;            //   at or past a sequence's length zero
+  int32_t kv_pad;            // round_up(Skv_max, 128)
   float scale_log2;          // softmax_scale * log2(e)
   float p_scale;             // P is quantized as fp8(P * p_scale) / p_scale
 };
 
-// Geometry shared with the launcher: a CTA owns 128 query rows (two warpgroups of 64) of one
-// (batch, head) and walks 128-key tiles; K and V tiles are double-buffered as bf16 in shared memory.
-constexpr int kAttnSm90Threads = 256;
+// Geometry shared with the launcher: a CTA owns 128 query rows of one (batch, head): a producer
+// warpgroup issuing TMA loads and two math warpgroups of 64 rows each, walking 128-key tiles that are
+// double-buffered as bf16 in shared memory. The prepass converts K and V with 256-thread blocks.
+constexpr int kAttnSm90Threads = 384;
+constexpr int kAttnSm90PrepThreads = 256;
 constexpr int kAttnSm90TileQ = 128;
 constexpr int kAttnSm90TileKV = 128;
 
-// Dynamic shared memory for head dim D: 1 KiB alignment slack, Q, and two K and two V tiles, each
-// 128 x D bf16.
-constexpr int64_t attn_sm90_smem_bytes(int64_t d) { return 1024 + 5 * 128 * d * 2; }
+// Dynamic shared memory for head dim D: 1 KiB alignment slack, Q, two K and two V tiles (each
+// 128 x D bf16) and the pipeline's 8 mbarriers.
+constexpr int64_t attn_sm90_smem_bytes(int64_t d) { return 1024 + 5 * 128 * d * 2 + 8 * 8; }
+// Rows of each (batch, KV head) in the bf16 K / V workspace, and the workspace size.
+constexpr int64_t attn_sm90_kv_pad(int64_t seqlen_kv) { return (seqlen_kv + 127) / 128 * 128; }
+constexpr int64_t attn_sm90_workspace_bytes(int64_t batch, int64_t heads_kv, int64_t seqlen_kv, int64_t d) {
+  return 256 + 2 * batch * heads_kv * attn_sm90_kv_pad(seqlen_kv) * d * 2;
+}
 
 }  // namespace mxq

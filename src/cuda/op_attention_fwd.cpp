@@ -4,6 +4,7 @@
 // and launches (no allocation, no host synchronization: capturable in a CUDA graph).
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -29,19 +30,22 @@ std::string attn_fwd_supports(const AttentionDesc& d, const DeviceInfo& dev) {
   if (d.heads_q > 65535) return fmt::format("{} query heads exceed the grid's 65535", d.heads_q);
   if (d.seqlen_q >= (int64_t(1) << 31) || d.seqlen_kv >= (int64_t(1) << 31))
     return "sequence lengths must be below 2^31";
+  const int64_t kv_rows = d.batch * d.heads_kv * attn_sm90_kv_pad(d.seqlen_kv);
+  if (kv_rows >= (int64_t(1) << 31))
+    return fmt::format("B x Hkv x padded Skv = {} rows exceed the TMA coordinate range (2^31)", kv_rows);
   const int64_t smem = attn_sm90_smem_bytes(d.head_dim);
   if (smem > dev.smem_optin)
     return fmt::format("needs {} bytes of shared memory per block, the device allows {}", smem, dev.smem_optin);
   return {};
 }
 
-const char* fp8_tag(mxqDataType_t t) { return t == MXQ_DTYPE_E5M2 ? "e5m2" : "e4m3"; }
-
 class AttnFwdSm90 final : public OpImpl {
  public:
   AttnFwdSm90(const AttentionDesc& d, Device& dev) : d_(d), dev_(dev) {
-    kname_ = fmt::format("mxq_attn_fwd_sm90_d{}_{}", d.head_dim, fp8_tag(d.qkv_dtype));
+    kname_ = fmt::format("mxq_attn_fwd_sm90_d{}", d.head_dim);
+    prep_name_ = fmt::format("mxq_attn_prep_sm90_d{}", d.head_dim);
     fn_ = dev.kernel(kname_.c_str());
+    prep_ = dev.kernel(prep_name_.c_str());
     const bool swz = d.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
     const int64_t dcols = layout::scale_cols(d.head_dim);
     const int64_t scols = layout::scale_cols(d.seqlen_kv);
@@ -57,13 +61,18 @@ class AttnFwdSm90 final : public OpImpl {
     base_.s_scale_cols = static_cast<int32_t>(scols);
     base_.s_scale_ld = static_cast<int32_t>(swz ? layout::swz_cols(scols) : scols);
     base_.v_scale_entry = layout::scale_bytes(swz, d.head_dim, scols);
+    base_.kv_pad = static_cast<int32_t>(attn_sm90_kv_pad(d.seqlen_kv));
     base_.scale_log2 = static_cast<float>(static_cast<double>(d.softmax_scale) * 1.4426950408889634);
     base_.p_scale = d.p_scale;
   }
 
   std::string name() const override { return kname_; }
   std::string reason() const override {
-    return "sm_90a BF16-wgmma flash attention on exactly dequantized MXFP8 tiles, P quantized per the recipe";
+    return "sm_90a BF16-wgmma flash attention on exactly dequantized MXFP8 operands (K, V through a bf16 "
+           "workspace and TMA), P quantized per the recipe";
+  }
+  size_t workspace_bytes() const override {
+    return static_cast<size_t>(attn_sm90_workspace_bytes(d_.batch, d_.heads_kv, d_.seqlen_kv, d_.head_dim));
   }
 
   size_t required_alignment(mxqArgSlot_t slot) const override {
@@ -84,7 +93,7 @@ class AttnFwdSm90 final : public OpImpl {
     }
   }
 
-  void run(const ExecArgs& args, void*, size_t, mxqStream_t stream) const override {
+  void run(const ExecArgs& args, void* workspace, size_t workspace_bytes, mxqStream_t stream) const override {
     AttnFwdSm90Params p = base_;
     p.q = args.as<const uint8_t>(MXQ_ARG_Q_DATA);
     p.k = args.as<const uint8_t>(MXQ_ARG_K_DATA);
@@ -100,20 +109,54 @@ class AttnFwdSm90 final : public OpImpl {
                 MXQ_STATUS_BAD_PARAM_NULL_POINTER, "attention: Q, K, V (data and scales), O and LSE are required");
     MXQ_REQUIRE(!d_.varlen || (p.cu_q && p.cu_kv), MXQ_STATUS_BAD_PARAM_NULL_POINTER,
                 "attention: CU_SEQLENS_Q and CU_SEQLENS_KV are required with VARLEN");
+    MXQ_REQUIRE(workspace && workspace_bytes >= this->workspace_bytes(), MXQ_STATUS_BAD_PARAM_WORKSPACE,
+                "attention: the GPU forward needs a workspace of {} bytes (mxqAttentionPlanGetWorkspaceSize)",
+                this->workspace_bytes());
+    // K and V as bf16 [B*Hkv*kv_pad, D] at 256-byte aligned offsets of the workspace.
+    const uintptr_t ws = (reinterpret_cast<uintptr_t>(workspace) + 255) & ~uintptr_t(255);
+    const int64_t rows = d_.batch * d_.heads_kv * base_.kv_pad;
+    p.ws_k = reinterpret_cast<uint16_t*>(ws);
+    p.ws_v = p.ws_k + rows * d_.head_dim;
+    encode(p.ws_k, rows, p.tmap_k);
+    encode(p.ws_v, rows, p.tmap_v);
+    void* params[] = {&p};
+    {
+      const int64_t chunks = 2 * rows * (d_.head_dim / 16);
+      Dim3 g, b;
+      g.x = static_cast<unsigned>(std::min<int64_t>(layout::ceil_div(chunks, kAttnSm90PrepThreads),
+                                                    int64_t(dev_.sm_count()) * 16));
+      b.x = kAttnSm90PrepThreads;
+      dev_.launch(prep_, g, b, 0, stream, params, prep_name_.c_str());
+    }
     Dim3 g, b;
     g.x = static_cast<unsigned>(layout::ceil_div(d_.seqlen_q, kAttnSm90TileQ));
     g.y = static_cast<unsigned>(d_.heads_q);
     g.z = static_cast<unsigned>(d_.batch);
     b.x = kAttnSm90Threads;
-    void* params[] = {&p};
     dev_.launch(fn_, g, b, static_cast<size_t>(attn_sm90_smem_bytes(d_.head_dim)), stream, params, kname_.c_str());
   }
 
  private:
+  // TMA descriptor of a bf16 [rows, D] workspace tensor: 128-row x 64-column boxes, 128-byte swizzle
+  // (the shared-memory panel layout the kernel's wgmma descriptors read).
+  void encode(uint16_t* base, int64_t rows, uint8_t (&out)[128]) const {
+    static_assert(sizeof(CUtensorMap) == 128, "CUtensorMap is 128 bytes");
+    CUtensorMap map;
+    const cuuint64_t dims[2] = {static_cast<cuuint64_t>(d_.head_dim), static_cast<cuuint64_t>(rows)};
+    const cuuint64_t strides[1] = {static_cast<cuuint64_t>(d_.head_dim * 2)};
+    const cuuint32_t box[2] = {64, static_cast<cuuint32_t>(kAttnSm90TileKV)};
+    const cuuint32_t elem[2] = {1, 1};
+    check(driver().cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, base, dims, strides, box, elem,
+                                          CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                          CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+          "cuTensorMapEncodeTiled (attention K/V workspace)");
+    std::memcpy(out, &map, sizeof map);
+  }
+
   AttentionDesc d_;
   Device& dev_;
-  CUfunction fn_ = nullptr;
-  std::string kname_;
+  CUfunction fn_ = nullptr, prep_ = nullptr;
+  std::string kname_, prep_name_;
   AttnFwdSm90Params base_{};
 };
 
@@ -125,7 +168,7 @@ void register_attention_fwd_kernels(Registry& r) {
   e.arch = {90, 90};
   e.in_dtypes = {MXQ_DTYPE_E4M3};
   e.out_dtypes = {MXQ_DTYPE_BF16};
-  e.variant = "128 queries x 128-key tiles, two warpgroups, K/V dequantized to bf16 in shared memory, online softmax";
+  e.variant = "K/V bf16 prepass into the workspace; 128 queries x 128-key tiles, TMA producer + two math warpgroups, online softmax";
   e.priority = 0;
   e.supports = attn_fwd_supports;
   e.make = [](const AttentionDesc& d, Device& dev) -> std::unique_ptr<OpImpl> {

@@ -107,6 +107,7 @@ void load_driver(const std::string& path, DriverApi& api) {
     resolve("cuFuncSetAttribute", api.cuFuncSetAttribute);
     resolve("cuFuncGetAttribute", api.cuFuncGetAttribute);
     resolve("cuLaunchKernelEx", api.cuLaunchKernelEx);
+    resolve("cuTensorMapEncodeTiled", api.cuTensorMapEncodeTiled);
     resolve("cuMemsetD8Async", api.cuMemsetD8Async);
     resolve("cuMemcpyAsync", api.cuMemcpyAsync);
     resolve("cuPointerGetAttribute", api.cuPointerGetAttribute);

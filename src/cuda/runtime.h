@@ -48,6 +48,9 @@ struct DriverApi {
   CUresult (*cuPointerGetAttribute)(void*, CUpointer_attribute, CUdeviceptr);
   CUresult (*cuGetErrorName)(CUresult, const char**);
   CUresult (*cuGetErrorString)(CUresult, const char**);
+  CUresult (*cuTensorMapEncodeTiled)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                     const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                     CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
   // Optional (drivers >= 12.4): list a library's kernels, so lookups never probe the wrong image.
   CUresult (*cuLibraryGetKernelCount)(unsigned int*, CUlibrary);
   CUresult (*cuLibraryEnumerateKernels)(CUkernel*, unsigned int, CUlibrary);

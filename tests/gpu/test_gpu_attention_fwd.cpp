@@ -220,7 +220,7 @@ Outputs run_cpu(const Inputs& in) {
 }
 
 struct GpuRun {
-  std::unique_ptr<DeviceBuffer> q, qs, k, ks, v, vs, o, lse, cuq, cukv;
+  std::unique_ptr<DeviceBuffer> q, qs, k, ks, v, vs, o, lse, cuq, cukv, ws;
 };
 
 Outputs run_gpu(const Inputs& in, mxqHandle_t gpu, mxqAttentionPlan_t p, GpuRun& g, int repeat = 1) {
@@ -244,8 +244,12 @@ Outputs run_gpu(const Inputs& in, mxqHandle_t gpu, mxqAttentionPlan_t p, GpuRun&
     args.push_back({MXQ_ARG_CU_SEQLENS_Q, 0, g.cuq->ptr()});
     args.push_back({MXQ_ARG_CU_SEQLENS_KV, 0, g.cukv->ptr()});
   }
+  size_t ws = 0;
+  MXQ_REQUIRE_OK(mxqAttentionPlanGetWorkspaceSize(p, &ws));
+  g.ws = std::make_unique<DeviceBuffer>(ws);
+  g.ws->poison(0xFF);  // NaN bf16 everywhere: the kernels must write every workspace byte they read
   for (int i = 0; i < repeat; ++i)
-    MXQ_REQUIRE_OK(mxqAttentionExecute(gpu, p, args.data(), static_cast<int>(args.size()), nullptr, 0, nullptr));
+    MXQ_REQUIRE_OK(mxqAttentionExecute(gpu, p, args.data(), static_cast<int>(args.size()), g.ws->ptr(), ws, nullptr));
   Outputs out;
   const auto ob = g.o->download();
   const auto lb = g.lse->download();
@@ -540,11 +544,17 @@ TEST_CASE("gpu attention fwd: bad arguments get a status and a message", "[gpu][
   mxqExecArg_t args[] = {{MXQ_ARG_Q_DATA, 0, misq},      {MXQ_ARG_Q_SCALES, 0, qs.ptr()}, {MXQ_ARG_K_DATA, 0, k.ptr()},
                          {MXQ_ARG_K_SCALES, 0, ks.ptr()}, {MXQ_ARG_V_DATA, 0, v.ptr()},    {MXQ_ARG_V_SCALES, 0, vs.ptr()},
                          {MXQ_ARG_O, 0, o.ptr()},         {MXQ_ARG_LSE, 0, lse.ptr()}};
-  MXQ_REQUIRE_STATUS(mxqAttentionExecute(gpu, p, args, 8, nullptr, 0, nullptr), MXQ_STATUS_BAD_PARAM_MISALIGNED);
+  size_t need = 0;
+  MXQ_REQUIRE_OK(mxqAttentionPlanGetWorkspaceSize(p, &need));
+  REQUIRE(need > 0);
+  DeviceBuffer ws(need);
+  MXQ_REQUIRE_STATUS(mxqAttentionExecute(gpu, p, args, 8, ws.ptr(), need, nullptr), MXQ_STATUS_BAD_PARAM_MISALIGNED);
   CHECK(std::string(mxqGetLastErrorMessage()).find("Q") != std::string::npos);
   args[0].ptr = q.ptr();
+  MXQ_REQUIRE_STATUS(mxqAttentionExecute(gpu, p, args, 8, ws.ptr(), need - 1, nullptr), MXQ_STATUS_BAD_PARAM_WORKSPACE);
+  MXQ_REQUIRE_STATUS(mxqAttentionExecute(gpu, p, args, 8, nullptr, 0, nullptr), MXQ_STATUS_BAD_PARAM_WORKSPACE);
   args[6].ptr = nullptr;
-  MXQ_REQUIRE_STATUS(mxqAttentionExecute(gpu, p, args, 8, nullptr, 0, nullptr), MXQ_STATUS_BAD_PARAM_NULL_POINTER);
+  MXQ_REQUIRE_STATUS(mxqAttentionExecute(gpu, p, args, 8, ws.ptr(), need, nullptr), MXQ_STATUS_BAD_PARAM_NULL_POINTER);
   const auto ob = o.download();
   CHECK(std::all_of(ob.begin(), ob.end(), [](uint8_t x) { return x == kPoison; }));  // nothing written
   MXQ_REQUIRE_OK(mxqAttentionPlanDestroy(p));
