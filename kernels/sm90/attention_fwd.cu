@@ -23,6 +23,7 @@
 // a visible result. Varlen sequences index their rows through cu_seqlens; scales along S restart at
 // each sequence start (the padded-batch layout of the API).
 #include <cstdint>
+#include <type_traits>
 
 #include "common/fp8.cuh"
 #include "core/layout.h"
@@ -135,13 +136,21 @@ __device__ __forceinline__ void store_rows_along_d(uint8_t* tile, int r0, const 
   }
 }
 
-// P (fp32, the softmax numerator relative to the running max) -> fp8(P * p_scale) as exact bf16
-// pairs: the A fragment of one k16 step of P V.
-__device__ __forceinline__ uint32_t quantize_p_pair(float a, float b, float p_scale) {
-  const uint16_t q = dev::f32x2_to_fp8x2_satfinite<Fp8::E4M3>(a * p_scale, b * p_scale);
+// P * p_scale (fp32) -> fp8 (E4M3, RNE, satfinite) as exact bf16 pairs: the A fragment of one k16
+// step of P V.
+__device__ __forceinline__ uint32_t quantize_p_pair(float a, float b) {
+  const uint16_t q = dev::f32x2_to_fp8x2_satfinite<Fp8::E4M3>(a, b);
   float qa, qb;
   dev::fp8x2_to_f32x2<Fp8::E4M3>(q, qa, qb);
   return dev::f32x2_to_bf16x2(qa, qb);
+}
+
+// 2^x by the SFU (ex2.approx, flushing subnormal results: those P values are below what E4M3
+// holds after the p_scale factor, and their share of the row sum is below fp32's resolution).
+__device__ __forceinline__ float ex2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
 }
 
 // Prepass: K and V -> bf16 workspace [B*Hkv, kv_pad, D] (rows at or past each sequence's length
@@ -281,13 +290,13 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
   float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f};
   const uint32_t q_addr = ptx::smem_addr(sq) + static_cast<uint32_t>(cw * 64 * 128);
 
-  for (int t = 0; t < n_tiles; ++t) {
-    const int st = t & 1, kv0 = t * kTileKV;
-    const uint32_t ph = (t >> 1) & 1;
-
-    // S = Q K^T for 64 rows x 128 keys.
-    float s[64];
-    ptx::mbar_wait(full_k(st), ph);
+  // Software pipeline (per warpgroup): while the tensor cores run O += P_t V_t, the CUDA cores run the
+  // softmax of tile t+1, whose S product was issued just before it.
+  float s[64];
+  uint32_t pf[8][4];
+  auto issue_s = [&](int t) {  // S = Q K_t^T for 64 rows x 128 keys, into s
+    const int st = t & 1;
+    ptx::mbar_wait(full_k(st), (t >> 1) & 1);
     const uint32_t k_addr = ptx::smem_addr(sk(st));
     ptx::wgmma_fence();
 #pragma unroll
@@ -296,24 +305,23 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       ptx::wgmma_bf16_ss<128, 0>(s, ptx::smem_desc_sw128(q_addr + off), ptx::smem_desc_sw128(k_addr + off), ks > 0);
     }
     ptx::wgmma_commit();
-    ptx::wgmma_wait<0>();
-    ptx::fence_acc(s);
-    ptx::mbar_arrive(empty_k(st));
-
-    // Online softmax in the log2 domain. Masked and out-of-range keys -> -inf.
+  };
+  // Online softmax of tile t in s (log2 domain; masked and out-of-range keys -> -inf): leaves
+  // P * p_scale = exp2(S * scale * log2(e) - m + log2(p_scale)) in s (one FFMA and one SFU op per
+  // element), updates the running max and the running sum of P * p_scale, returns O's rescale factor.
+  const float c = p.scale_log2;
+  auto softmax = [&](int t, float (&corr)[2]) {
+    const int kv0 = t * kTileKV;
     const bool need_mask = kv0 + kTileKV > lk || (p.mask != kMaskNone && kv0 + kTileKV - 1 > q0 + cw * 64 + shift);
+    if (need_mask) {
 #pragma unroll
-    for (int i = 0; i < 64; ++i) {
-      float x = s[i] * p.scale_log2;
-      if (need_mask) {
+      for (int i = 0; i < 64; ++i) {
         const int col = kv0 + 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);
         const int row = row0 + 8 * ((i >> 1) & 1);
         const bool vis = col < lk && (p.mask == kMaskNone || col <= row + shift);
-        x = vis ? x : -INFINITY;
+        s[i] = vis ? s[i] : -INFINITY;
       }
-      s[i] = x;
     }
-    float corr[2];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       float mx = -INFINITY;
@@ -321,34 +329,47 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       for (int j = 0; j < 16; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
       mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 1));
       mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 2));
-      const float m_new = fmaxf(m_run[r], mx);
+      const float m_new = fmaxf(m_run[r], mx * c);  // c > 0: the max commutes with the scaling
       const float m_use = m_new == -INFINITY ? 0.0f : m_new;  // a row with nothing visible yet
-      corr[r] = exp2f(m_run[r] - m_use);
+      corr[r] = ex2(m_run[r] - m_use);
       m_run[r] = m_new;
+      const float bias = p.log2_p_scale - m_use;
       float sum = 0.0f;
 #pragma unroll
       for (int j = 0; j < 16; ++j) {
-        const float a = exp2f(s[4 * j + 2 * r] - m_use), c = exp2f(s[4 * j + 2 * r + 1] - m_use);
+        const float a = ex2(fmaf(s[4 * j + 2 * r], c, bias)), e = ex2(fmaf(s[4 * j + 2 * r + 1], c, bias));
         s[4 * j + 2 * r] = a;
-        s[4 * j + 2 * r + 1] = c;
-        sum += a + c;
+        s[4 * j + 2 * r + 1] = e;
+        sum += a + e;
       }
       l_run[r] = l_run[r] * corr[r] + sum;  // per-thread partial; the quad is summed at the end
     }
-#pragma unroll
-    for (int pn = 0; pn < kPanels; ++pn)
-#pragma unroll
-      for (int i = 0; i < 32; ++i) o_acc[pn][i] *= corr[(i >> 1) & 1];
-
-    // Pq = fp8(P * p_scale) as the A fragments of the 8 k16 steps of P V.
-    uint32_t pf[8][4];
+  };
+  // Pq = fp8(P * p_scale) as the A fragments of the 8 k16 steps of P V.
+  auto pack_p = [&] {
 #pragma unroll
     for (int kk = 0; kk < 8; ++kk)
 #pragma unroll
-      for (int r = 0; r < 4; ++r) pf[kk][r] = quantize_p_pair(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1], p.p_scale);
+      for (int r = 0; r < 4; ++r) pf[kk][r] = quantize_p_pair(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
+  };
 
-    // O += Pq V, V [keys, d] N-major in 64-wide d panels.
-    ptx::mbar_wait(full_v(st), ph);
+  if (n_tiles > 0) {
+    float corr[2];
+    issue_s(0);
+    ptx::wgmma_wait<0>();
+    ptx::fence_acc(s);
+    ptx::mbar_arrive(empty_k(0));
+    softmax(0, corr);  // O is still zero: nothing to rescale
+    pack_p();
+  }
+  // One pipeline step on tile t; kNext: tile t+1 exists (a compile-time flag, so ptxas sees one
+  // fixed wgmma group structure per loop body and keeps the wgmma asynchronous).
+  auto step = [&](int t, auto next_tag) {
+    constexpr bool kNext = decltype(next_tag)::value;
+    const int st = t & 1;
+    if constexpr (kNext) issue_s(t + 1);
+    // O += Pq V_t, V [keys, d] N-major in 64-wide d panels.
+    ptx::mbar_wait(full_v(st), (t >> 1) & 1);
     const uint32_t v_addr = ptx::smem_addr(sv(st));
     ptx::wgmma_fence();
 #pragma unroll
@@ -358,15 +379,32 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
         ptx::wgmma_bf16_rs<64, 1>(o_acc[pn], pf[kk],
                                   ptx::smem_desc_sw128(v_addr + static_cast<uint32_t>(pn * kPanelBytes + kk * 2048)), 1);
     ptx::wgmma_commit();
+    float corr[2] = {1.0f, 1.0f};
+    if constexpr (kNext) {  // S of tile t+1 is done (commit groups retire in order): its softmax overlaps P V
+      ptx::wgmma_wait<1>();
+      ptx::fence_acc(s);
+      ptx::mbar_arrive(empty_k((t + 1) & 1));
+      softmax(t + 1, corr);
+    }
     ptx::wgmma_wait<0>();
 #pragma unroll
     for (int pn = 0; pn < kPanels; ++pn) ptx::fence_acc(o_acc[pn]);
 #pragma unroll
     for (int kk = 0; kk < 8; ++kk) ptx::fence_regs(pf[kk]);
     ptx::mbar_arrive(empty_v(st));
-  }
+    if constexpr (kNext) {
+#pragma unroll
+      for (int pn = 0; pn < kPanels; ++pn)
+#pragma unroll
+        for (int i = 0; i < 32; ++i) o_acc[pn][i] *= corr[(i >> 1) & 1];
+      pack_p();
+    }
+  };
+  for (int t = 0; t + 1 < n_tiles; ++t) step(t, std::true_type{});
+  if (n_tiles > 0) step(n_tiles - 1, std::false_type{});
 
-  // Epilogue: O = acc / (p_scale * l) in bf16, LSE = ln(sum exp(S)) = (m + log2 l) ln 2.
+  // Epilogue: l sums P * p_scale, so O = acc / l in bf16 and LSE = ln(sum exp(S)) =
+  // (m + log2 l - log2 p_scale) ln 2.
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     float l = l_run[r];
@@ -374,7 +412,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
     l += __shfl_xor_sync(0xFFFFFFFFu, l, 2);
     const int row = row0 + 8 * r;
     if (row >= lq) continue;
-    const float inv = l == 0.0f ? 0.0f : 1.0f / (l * p.p_scale);
+    const float inv = l == 0.0f ? 0.0f : 1.0f / l;
     const int64_t mrow = sq_seq.row(row);
     uint16_t* orow = p.o + mrow * D;
 #pragma unroll
@@ -387,7 +425,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       }
     if ((lane & 3) == 0)
       p.lse[(static_cast<int64_t>(b) * p.heads_q + h) * p.seqlen_q + row] =
-          l == 0.0f ? -INFINITY : (m_run[r] + log2f(l)) * kLn2;
+          l == 0.0f ? -INFINITY : (m_run[r] + log2f(l) - p.log2_p_scale) * kLn2;
   }
 #endif
 }

@@ -36,6 +36,7 @@ struct alignas(64) AttnFwdSm90Params {
   int32_t kv_pad;            // round_up(Skv_max, 128)
   float scale_log2;          // softmax_scale * log2(e)
   float p_scale;             // P is quantized as fp8(P * p_scale) / p_scale
+  float log2_p_scale;        // log2(p_scale): P * p_scale is computed as exp2(x + log2(p_scale))
 };
 
 // Geometry shared with the launcher: a CTA owns 128 query rows of one (batch, head): a producer

@@ -64,6 +64,7 @@ class AttnFwdSm90 final : public OpImpl {
     base_.kv_pad = static_cast<int32_t>(attn_sm90_kv_pad(d.seqlen_kv));
     base_.scale_log2 = static_cast<float>(static_cast<double>(d.softmax_scale) * 1.4426950408889634);
     base_.p_scale = d.p_scale;
+    base_.log2_p_scale = static_cast<float>(std::log2(static_cast<double>(d.p_scale)));
   }
 
   std::string name() const override { return kname_; }
