@@ -57,7 +57,9 @@ __device__ __forceinline__ Seq make_seq(const AttnFwdSm90Params& p, const int32_
     const int64_t start = cu ? cu[b] : static_cast<int64_t>(b) * smax;
     q.base = start * heads + h;
     q.step = heads;
-    q.len = cu ? cu[b + 1] - cu[b] : smax;
+    // Lengths are clamped to [0, smax] (the GPU cannot report malformed cu_seqlens without a host
+    // synchronization); the starts are trusted to index the packed tensors.
+    q.len = cu ? min(max(cu[b + 1] - cu[b], 0), smax) : smax;
   } else {
     q.base = (static_cast<int64_t>(b) * heads + h) * smax;
     q.step = 1;
