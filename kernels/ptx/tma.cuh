@@ -64,9 +64,13 @@ __device__ __forceinline__ void setmaxnreg_inc() {
 #endif
 }
 
-// Named barrier over `threads` threads (a multiple of 32) with id 1..15 (0 is __syncthreads).
+// Named barrier over `threads` threads (a multiple of 32) with id 1..15 (0 is __syncthreads):
+// sync waits for `threads` arrivals (its own warp's included); arrive only signals.
 __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
 }  // namespace ptx

@@ -198,7 +198,9 @@ __device__ __forceinline__ void attn_prep_body(const AttnFwdSm90Params& p) {
   }
 }
 
-template <int D>
+// kPingPong: the two math warpgroups take turns issuing their tensor-core work (named barriers
+// 3 and 4), so one warpgroup's softmax runs while the other's GEMMs occupy the tensor cores.
+template <int D, bool kPingPong>
 __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int kPanels = D / 64;
@@ -369,6 +371,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
   auto step = [&](int t, auto next_tag) {
     constexpr bool kNext = decltype(next_tag)::value;
     const int st = t & 1;
+    if constexpr (kPingPong) ptx::named_barrier_sync(3 + cw, 256);  // this warpgroup's turn
     if constexpr (kNext) issue_s(t + 1);
     // O += Pq V_t, V [keys, d] N-major in 64-wide d panels.
     ptx::mbar_wait(full_v(st), (t >> 1) & 1);
@@ -381,6 +384,10 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
         ptx::wgmma_bf16_rs<64, 1>(o_acc[pn], pf[kk],
                                   ptx::smem_desc_sw128(v_addr + static_cast<uint32_t>(pn * kPanelBytes + kk * 2048)), 1);
     ptx::wgmma_commit();
+    // The other warpgroup's turn; warpgroup 1 gives no turn after its last step, so every arrival
+    // is matched by a sync (warpgroup 0 syncs n times on barrier 3: one initial arrival + n - 1).
+    if constexpr (kPingPong)
+      if (cw == 0 || kNext) ptx::named_barrier_arrive(3 + (cw ^ 1), 256);
     float corr[2] = {1.0f, 1.0f};
     if constexpr (kNext) {  // S of tile t+1 is done (commit groups retire in order): its softmax overlaps P V
       ptx::wgmma_wait<1>();
@@ -402,6 +409,8 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       pack_p();
     }
   };
+  if constexpr (kPingPong)
+    if (cw == 1 && n_tiles > 0) ptx::named_barrier_arrive(3, 256);  // warpgroup 0 goes first
   for (int t = 0; t + 1 < n_tiles; ++t) step(t, std::true_type{});
   if (n_tiles > 0) step(n_tiles - 1, std::false_type{});
 
@@ -442,7 +451,11 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
   }                                                                                                      \
   extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)                                 \
       mxq_attn_fwd_sm90_d##D(const __grid_constant__ mxq::AttnFwdSm90Params p) {                         \
-    mxq::sm90attn::attn_fwd_body<D>(p);                                                                  \
+    mxq::sm90attn::attn_fwd_body<D, true>(p);                                                            \
+  }                                                                                                      \
+  extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)                                 \
+      mxq_attn_fwd_sm90_d##D##_nopp(const __grid_constant__ mxq::AttnFwdSm90Params p) {                  \
+    mxq::sm90attn::attn_fwd_body<D, false>(p);                                                           \
   }
 
 MXQ_ATTN_FWD_KERNELS(64)

@@ -4,6 +4,7 @@
 // and launches (no allocation, no host synchronization: capturable in a CUDA graph).
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -42,7 +43,10 @@ std::string attn_fwd_supports(const AttentionDesc& d, const DeviceInfo& dev) {
 class AttnFwdSm90 final : public OpImpl {
  public:
   AttnFwdSm90(const AttentionDesc& d, Device& dev) : d_(d), dev_(dev) {
-    kname_ = fmt::format("mxq_attn_fwd_sm90_d{}", d.head_dim);
+    // MXQ_ATTN_SM90_PINGPONG=0 selects the variant whose math warpgroups do not take turns
+    // (docs/ENVIRONMENT.md; for measurements).
+    const char* pp = std::getenv("MXQ_ATTN_SM90_PINGPONG");
+    kname_ = fmt::format("mxq_attn_fwd_sm90_d{}{}", d.head_dim, pp && pp[0] == '0' ? "_nopp" : "");
     prep_name_ = fmt::format("mxq_attn_prep_sm90_d{}", d.head_dim);
     fn_ = dev.kernel(kname_.c_str());
     prep_ = dev.kernel(prep_name_.c_str());
