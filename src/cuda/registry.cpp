@@ -185,6 +185,7 @@ const Registry& registry() {
     register_quantize_kernels(reg);
     register_dequantize_kernels(reg);
     register_gemm_kernels(reg);
+    register_attention_bwd_kernels(reg);
     return reg;
   }();
   return r;

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# One device call's worth of verification for the attention backward (issue 5): build the library,
+# the GPU tests and the backward benchmark; run the [attention][bwd] and [backend] GPU tests, the
+# benchmark, then compute-sanitizer memcheck on a small subset. Logs go to $OUT (or ./attn_bwd_out).
+# Usage: tools/device/attention_bwd_check.sh [test-spec] [sanitizer-spec]
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out=${OUT:-$PWD/attn_bwd_out}
+mkdir -p "$out"
+build=${MXQ_BUILD_DIR:-/tmp/bab}
+deps=${MXQ_DEPS:-$PWD/.deps}
+spec=${1:-[bwd],[backend]}
+sspec=${2:-[bwd]}
+summary=()
+stage() {  # stage NAME TIMEOUT CMD...
+  local name=$1 limit=$2
+  shift 2
+  local t0=$SECONDS
+  timeout "$limit" "$@" > "$out/$name.log" 2>&1
+  local rc=$?
+  summary+=("$(printf '%-10s rc=%-3s %4ss  %s' "$name" "$rc" "$((SECONDS - t0))" "$(tail -n 1 "$out/$name.log")")")
+  return $rc
+}
+nvidia-smi -L
+stage configure 120 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$deps" -DMXQ_SPDLOG_ROOT="$deps" -DMXQ_FMT_ROOT="$deps"
+stage build 360 ninja -C "$build" mxq mxq_gpu_tests mxq_bench_attention_bwd
+cp "$build/kernels/ptxas/sm90_attention_bwd.log" "$out/ptxas_attention_bwd.log" 2> /dev/null
+stage tests 240 "$build/tests/mxq_gpu_tests" "$spec" -s -r compact
+grep -E "attention bwd|vs oracle|FAILED|passed|failed" "$out/tests.log" | tail -n 60
+stage bench 120 "$build/tools/mxq_bench_attention_bwd"
+cat "$out/bench.log"
+stage sanitizer 150 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
+  "$build/tests/mxq_gpu_tests" "$sspec"
+tail -n 5 "$out/sanitizer.log"
+printf '%s\n' "${summary[@]}"
