@@ -26,7 +26,7 @@ stage configure 120 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$deps" -DMXQ_SPDLOG_ROOT="$deps" -DMXQ_FMT_ROOT="$deps"
 stage build 360 ninja -C "$build" mxq mxq_gpu_tests mxq_bench_attention_bwd
 cp "$build/kernels/ptxas/sm90_attention_bwd.log" "$out/ptxas_attention_bwd.log" 2> /dev/null
-stage tests 240 "$build/tests/mxq_gpu_tests" "$spec" -s -r compact
+stage tests 240 "$build/tests/mxq_gpu_tests" "$spec" -r compact
 grep -E "attention bwd|vs oracle|FAILED|passed|failed" "$out/tests.log" | tail -n 60
 stage bench 120 "$build/tools/mxq_bench_attention_bwd"
 cat "$out/bench.log"
