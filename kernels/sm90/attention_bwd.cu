@@ -4,12 +4,17 @@
 //
 // Why it is shaped this way.
 //  - Hopper's FP8 wgmma wants both operands K-major and has no block-scale operand; applying 1x32
-//    scales on the CUDA cores after every k32 step would cost more than the MMA itself. Instead each
-//    FP8 operand tile is dequantized exactly into bf16 in shared memory (an E4M3 value times 2^(e-127)
-//    is a bf16 value unless it leaves bf16's range, docs/NUMERICS.md) and the products run on the
-//    BF16 tensor cores with fp32 accumulation. The dequantizing pass is free to write any layout, so
-//    the operands quantized along S are written transposed ([D][S]): every B operand is K-major.
-//  - Deterministic without atomics: two kernels. The dK/dV kernel owns 128 kv rows of one
+//    scales on the CUDA cores after every k32 step would cost more than the MMA itself. Instead every
+//    FP8 operand is dequantized exactly into bf16 (an E4M3 value times 2^(e-127) is a bf16 value
+//    unless it leaves bf16's range, docs/NUMERICS.md) and the products run on the BF16 tensor cores
+//    with fp32 accumulation.
+//  - Dequantize once: a prep kernel writes the seven operands (Q, dO, K, V along D; Q, dO, K along
+//    S) as bf16 into the workspace, per (b, h) with the sequence padded to a multiple of 128 with
+//    zeros: along-D operands as [S_pad][D], along-S operands transposed as [D][S_pad] so that every B
+//    operand of the main kernels is K-major. A first version dequantized tiles inside the main loops;
+//    each Q tile was then converted once per kv block (S/128 times) and the converting warps were the
+//    bottleneck (docs/PERFORMANCE.md). The prep pass is memory-bound (read 1 byte, write 2 per element).
+//  - Deterministic without atomics: two main kernels. The dK/dV kernel owns 128 kv rows of one
 //    (batch, kv head) and walks every query head of the GQA group and every 64-row q block:
 //    S^T = K Q^T, dP^T = V dO^T, P^T from LSE, dS^T = P^T (dP^T - delta) * scale, then
 //    dV += fp8(P*p_scale)^T dO_col and dK += dS^T|q Q_col (dS quantized MXFP8 along s_q: 32
@@ -18,10 +23,10 @@
 //    quantizes dS along s_kv and accumulates dQ += dS|kv K_col. 7 matmuls instead of 5, no atomics,
 //    no fp32 dQ workspace, the same bits every run (the deterministic attribute holds trivially).
 //  - delta = rowsum(dO * O) from the bf16 copies is a tiny pre-kernel into the workspace.
-//  - Warp specialization: one producer warpgroup loads the next step's FP8 tiles with plain global
-//    loads, dequantizes them into a double-buffered stage and signals through named barriers; the
-//    two math warpgroups (64 rows each) only issue wgmma and do the elementwise work. setmaxnreg moves
-//    registers from the producer to the math warpgroups, which hold dK and dV (or dQ) in registers.
+//  - Warp specialization: one producer warpgroup copies the next step's bf16 tiles with cp.async into
+//    a double-buffered, 128-byte-swizzled stage and signals through named barriers; the two math
+//    warpgroups (64 rows each) issue wgmma and do the elementwise work. setmaxnreg moves registers
+//    from the producer to the math warpgroups, which hold dK and dV (or dQ) in registers.
 //  - P and dS go from the accumulator of one wgmma straight into the A registers of the next
 //    (kernels/ptx/wgmma_bf16.cuh): the fp32 accumulator pairs of columns 16k..16k+15 are the A
 //    fragment of K step k. The 32-blocks of the dS quantization (32 columns of the accumulator row)
@@ -29,8 +34,8 @@
 //  - P*p_scale is rounded to E4M3 and the E4M3 value (exact in bf16) enters the dV product; dV is
 //    multiplied by 1/p_scale once in fp32 at the end, so any p_scale is exact.
 // Sequence blocks start at multiples of 64, so a 32-block of dS never straddles two steps and the
-// 32-blocks are aligned to position 0 of each sequence like the oracle's. Rows past a sequence load
-// as zeros; masked entries of P and dS are exactly 0.
+// 32-blocks are aligned to position 0 of each sequence like the oracle's. Positions past a sequence
+// are zeros in the workspace; masked entries of P and dS are exactly 0.
 #include <cstdint>
 
 #include "common/fp8.cuh"
@@ -54,7 +59,7 @@ constexpr int kThreads = kAttnBwdThreads;  // 384
 constexpr int kMathThreads = 256;
 constexpr float kLog2e = 1.4426950408889634f;
 // Named barriers (0 is __syncthreads): stage s is full / empty.
-constexpr int kBarFull = 1, kBarEmpty = 3, kBarProducer = 5;
+constexpr int kBarFull = 1, kBarEmpty = 3;
 
 __device__ __forceinline__ void bar_sync(int id, int count) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
@@ -88,11 +93,6 @@ __device__ __forceinline__ int64_t d_scale_off(const P& p, int64_t row, int64_t 
   return p.swizzled ? layout::swizzled_offset(row, c, p.d_scale_ld) : row * p.d_scale_ld + c;
 }
 
-// Key j visible to query i (both inside their sequences).
-__device__ __forceinline__ bool visible(int mask, int64_t i, int64_t j, int64_t off) {
-  return mask == MXQ_ATTN_MASK_NONE || j <= i + off;
-}
-
 // 8 E4M3 codes times one scale multiplier -> 8 bf16 (exact while in bf16's range).
 __device__ __forceinline__ uint32_t dq2(uint32_t pair, float m) {
   float a, b;
@@ -103,144 +103,85 @@ __device__ __forceinline__ uint4 dequant8(uint2 raw, float m) {
   return make_uint4(dq2(raw.x & 0xFFFFu, m), dq2(raw.x >> 16, m), dq2(raw.y & 0xFFFFu, m), dq2(raw.y >> 16, m));
 }
 
-// A [ROWS x D] tile of positions s0.. of a tensor quantized along D -> bf16, K-major, 128-byte
-// swizzled, 64-column panels of ROWS*128 bytes. Rows past the sequence are zeros. Units of 8
-// elements; threads t = 0..NT-1 of the caller's group.
-template <int ROWS, int D, int NT>
-__device__ __forceinline__ void load_row_tile(uint8_t* tile, const uint8_t* __restrict__ data,
-                                              const uint8_t* __restrict__ sc, const P& p, const Seq& sq, int64_t s0,
-                                              int t) {
-  constexpr int kUnitsPerRow = D / 8;
-  constexpr int kUnits = ROWS * kUnitsPerRow;
-  constexpr int kBatch = 4;  // loads in flight per thread before converting
-  constexpr int kIters = (kUnits + NT - 1) / NT;
-#pragma unroll 1
-  for (int i0 = 0; i0 < kIters; i0 += kBatch) {
-    uint2 raw[kBatch];
-    float m[kBatch];
-#pragma unroll
-    for (int k = 0; k < kBatch; ++k) {
-      const int u = t + (i0 + k) * NT;
-      const int r = u / kUnitsPerRow, c8 = u % kUnitsPerRow;
-      const int64_t s = s0 + r;
-      raw[k] = make_uint2(0u, 0u);
-      m[k] = 0.0f;
-      if (i0 + k < kIters && u < kUnits && s < sq.len) {
-        const int64_t row = sq.base + s * sq.rstride;
-        raw[k] = __ldg(reinterpret_cast<const uint2*>(data + row * D + c8 * 8));
-        m[k] = dev::ue8m0_to_f32(__ldg(sc + d_scale_off(p, row, c8 / 4)));
-      }
-    }
-#pragma unroll
-    for (int k = 0; k < kBatch; ++k) {
-      const int u = t + (i0 + k) * NT;
-      if (i0 + k < kIters && u < kUnits) {
-        const int r = u / kUnitsPerRow, c8 = u % kUnitsPerRow;
-        const bool in = s0 + r < sq.len;
-        const uint4 v = in ? dequant8(raw[k], m[k]) : make_uint4(0u, 0u, 0u, 0u);
-        *reinterpret_cast<uint4*>(tile + (c8 / 8) * (ROWS * 128) + ptx::sw128_offset(r, c8 % 8)) = v;
-      }
-    }
-  }
-}
-
-// ---- the producer's staged path: raw FP8 bytes by cp.async, scale bytes by plain loads, then an
-// exact shared-to-shared dequantization into the bf16 operand layouts ----------------------------
-//
-// Raw staging tile [64 positions][D bytes]: 16-byte chunk c of position r is stored at chunk
-// c ^ ((r >> 3) & (D/16 - 1)), so the column dequantizer's reads of 8 positions 8 apart hit
-// different banks. Positions past the sequence are zero-filled.
+// Positions s0..s0+63 of a tensor quantized along S (scales per (d, s/32) in the (b, h) entry at
+// `entry`, row stride `ld`) -> the transposed bf16 tile [D rows][64 positions] in shared memory,
+// 128-byte swizzled. Thread (dg = t/8, sg = t%8), t < D, owns positions 8sg..8sg+7 of channels
+// 8dg..8dg+7: eight 8-byte loads, eight scale bytes (16 apart swizzled, ld apart linear: the eight
+// channels share the 32-block), then one 16-byte store per channel row (the 8 threads of a channel
+// row fill its 128 bytes). Positions past the sequence are zeros.
 template <int D>
-__device__ __forceinline__ uint32_t raw_offset(int r, int chunk) {
-  return static_cast<uint32_t>(r * D + ((chunk ^ ((r >> 3) & (D / 16 - 1))) << 4));
-}
-
-template <int D>
-__device__ __forceinline__ void issue_raw(uint8_t* raw, const uint8_t* __restrict__ data, const Seq& sq, int64_t s0,
-                                          int t) {
-  constexpr int kChunks = D / 16, kPer = kStep * kChunks / 128;
-#pragma unroll
-  for (int k = 0; k < kPer; ++k) {
-    const int u = t + k * 128;
-    const int r = u / kChunks, c = u % kChunks;
-    const int64_t s = s0 + r;
-    const bool in = s < sq.len;
-    const uint8_t* src = in ? data + (sq.base + s * sq.rstride) * D + c * 16 : data;
-    ptx::cp_async_16_zfill(ptx::smem_addr(raw + raw_offset<D>(r, c)), src, in);
-  }
-}
-
-// Scale bytes along D of positions s0..s0+63 -> sb[64][4] (127, i.e. 1.0, past the sequence).
-template <int D>
-__device__ __forceinline__ void load_row_scales(uint8_t* sb, const uint8_t* __restrict__ sc, const P& p,
-                                                const Seq& sq, int64_t s0, int t) {
-  constexpr int kC = D / 32, kPer = kStep * kC / 128;
-#pragma unroll
-  for (int k = 0; k < kPer; ++k) {
-    const int u = t + k * 128;
-    const int r = u / kC, c = u % kC;
-    const int64_t s = s0 + r;
-    sb[r * 4 + c] = s < sq.len ? __ldg(sc + d_scale_off(p, sq.base + s * sq.rstride, c)) : uint8_t(127);
-  }
-}
-
-// Scale bytes along S of channels 0..D-1 for the two 32-blocks of positions s0..s0+63 -> sb[D][2].
-template <int D>
-__device__ __forceinline__ void load_col_scales(uint8_t* sb, const uint8_t* __restrict__ sc, int64_t entry, int64_t ld,
-                                                bool swz, const Seq& sq, int64_t s0, int t) {
-  constexpr int kPer = 2 * D / 128;
-#pragma unroll
-  for (int k = 0; k < kPer; ++k) {
-    const int u = t + k * 128;
-    const int d = u >> 1, blk = u & 1;
-    const int64_t c = s0 / 32 + blk;
-    sb[u] = s0 + 32 * blk < sq.len ? __ldg(sc + entry + (swz ? layout::swizzled_offset(d, c, ld) : d * ld + c))
-                                   : uint8_t(127);
-  }
-}
-
-// raw [64][D] + row scales -> bf16 [64 x D] K-major, 128-byte swizzled, 64-column panels.
-template <int D>
-__device__ __forceinline__ void dequant_row(uint8_t* tile, const uint8_t* raw, const uint8_t* sb, int t) {
-  constexpr int kUnitsPerRow = D / 8, kPer = kStep * kUnitsPerRow / 128;
-#pragma unroll 4
-  for (int k = 0; k < kPer; ++k) {
-    const int u = t + k * 128;
-    const int r = u / kUnitsPerRow, c8 = u % kUnitsPerRow;
-    const uint2 x = *reinterpret_cast<const uint2*>(raw + raw_offset<D>(r, c8 >> 1) + (c8 & 1) * 8);
-    const float m = dev::ue8m0_to_f32(sb[r * 4 + c8 / 4]);
-    *reinterpret_cast<uint4*>(tile + (c8 / 8) * (kStep * 128) + ptx::sw128_offset(r, c8 % 8)) = dequant8(x, m);
-  }
-}
-
-// raw [64][D] + column scales -> the transposed bf16 tile [D rows][64 positions], K-major along S,
-// one 128-byte swizzled panel. Thread (dg = t/8, sg = t%8) owns positions 8sg..8sg+7 of channels
-// 8dg..8dg+7: eight 8-byte reads, then one 16-byte store per channel row (the 8 threads of a
-// channel row fill its 128 bytes).
-template <int D>
-__device__ __forceinline__ void dequant_col(uint8_t* tile, const uint8_t* raw, const uint8_t* sb, int t) {
-  constexpr int kUnits = 8 * (D / 8);
-  if (t >= kUnits) return;
-  const int dg = t >> 3, sg = t & 7, blk = sg >> 2;
+__device__ __forceinline__ void load_col_tile(uint8_t* tile, const uint8_t* __restrict__ data,
+                                              const uint8_t* __restrict__ sc, int64_t entry, int64_t ld, bool swz,
+                                              const Seq& sq, int64_t s0, int t) {
+  if (t >= D) return;
+  const int dg = t >> 3, sg = t & 7;
+  const int64_t sb = s0 + sg * 8, d0 = dg * 8;
   uint32_t lo[8], hi[8];
+  float m[8];
 #pragma unroll
   for (int k = 0; k < 8; ++k) {
-    const uint2 x = *reinterpret_cast<const uint2*>(raw + raw_offset<D>(8 * sg + k, dg >> 1) + (dg & 1) * 8);
-    lo[k] = x.x;
-    hi[k] = x.y;
+    lo[k] = hi[k] = 0u;
+    if (sb + k < sq.len) {
+      const uint2 raw = __ldg(reinterpret_cast<const uint2*>(data + (sq.base + (sb + k) * sq.rstride) * D + d0));
+      lo[k] = raw.x;
+      hi[k] = raw.y;
+    }
   }
+  const bool any = sb < sq.len;
+  const int64_t c = sb / 32;
+  const uint8_t* sp = sc + entry + (swz ? layout::swizzled_offset(d0, c, ld) : d0 * ld + c);
+  const int64_t dstride = swz ? 16 : ld;
+#pragma unroll
+  for (int dd = 0; dd < 8; ++dd) m[dd] = any ? dev::ue8m0_to_f32(__ldg(sp + dd * dstride)) : 0.0f;
 #pragma unroll
   for (int dd = 0; dd < 8; ++dd) {
-    const int d = 8 * dg + dd;
-    const float m = dev::ue8m0_to_f32(sb[d * 2 + blk]);
     const uint32_t* src = dd < 4 ? lo : hi;
     const uint32_t sel = static_cast<uint32_t>(dd & 3) | (static_cast<uint32_t>((dd & 3) + 4) << 4);
     uint32_t w[4];
 #pragma unroll
-    for (int pp = 0; pp < 4; ++pp) w[pp] = dq2(__byte_perm(src[2 * pp], src[2 * pp + 1], sel), m);
-    *reinterpret_cast<uint4*>(tile + ptx::sw128_offset(static_cast<uint32_t>(d), static_cast<uint32_t>(sg))) =
+    for (int pp = 0; pp < 4; ++pp) w[pp] = dq2(__byte_perm(src[2 * pp], src[2 * pp + 1], sel), m[dd]);
+    *reinterpret_cast<uint4*>(tile + ptx::sw128_offset(static_cast<uint32_t>(d0 + dd), static_cast<uint32_t>(sg))) =
         make_uint4(w[0], w[1], w[2], w[3]);
   }
+}
+
+// ---- bf16 workspace -> 128-byte-swizzled shared memory (cp.async, 16-byte chunks) ---------------
+// ROWS rows of a [S_pad][D] operand starting at `src` -> K-major tile, 64-column panels.
+template <int ROWS, int D, int NT>
+__device__ __forceinline__ void copy_rows(uint8_t* tile, const uint16_t* src, int t) {
+  constexpr int kChunksPerRow = D / 8, kChunks = ROWS * kChunksPerRow;
+  const uint32_t base = ptx::smem_addr(tile);
+#pragma unroll 4
+  for (int u = t; u < kChunks; u += NT) {
+    const int r = u / kChunksPerRow, c = u % kChunksPerRow;
+    ptx::cp_async_16_zfill(base + (c / 8) * (ROWS * 128) + ptx::sw128_offset(r, c % 8), src + r * D + c * 8, true);
+  }
+}
+// 64 positions of a transposed [D][S_pad] operand starting at `src` (row stride spad) -> [D][64] tile.
+template <int D>
+__device__ __forceinline__ void copy_cols(uint8_t* tile, const uint16_t* src, int64_t spad, int t) {
+  const uint32_t base = ptx::smem_addr(tile);
+#pragma unroll 4
+  for (int u = t; u < D * 8; u += 128) {
+    const int d = u >> 3, c = u & 7;
+    ptx::cp_async_16_zfill(base + ptx::sw128_offset(d, c), src + d * spad + c * 8, true);
+  }
+}
+// One fp32 (LSE or delta) by a 4-byte cp.async, zero when !valid.
+__device__ __forceinline__ void cp_async_4_zfill(uint32_t dst, const float* src, bool valid) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 4 : 0) : "memory");
+}
+
+// 2^x, the hardware approximation (relative error ~2^-22; subnormal results kept).
+__device__ __forceinline__ float ex2(float x) {
+  float y;
+  asm("ex2.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// int64 -> int32 for tile-local mask arithmetic (|bounds| far beyond a tile saturate harmlessly).
+__device__ __forceinline__ int clamp32(int64_t v) {
+  return static_cast<int>(v < -(int64_t(1) << 30) ? -(int64_t(1) << 30) : v > (int64_t(1) << 30) ? (int64_t(1) << 30) : v);
 }
 
 // fp32 pair -> E4M3 (RNE, satfinite) -> the E4M3 values as a bf16 pair (exact).
@@ -304,6 +245,63 @@ __device__ __forceinline__ void delta_body(const P& p) {
   if (part == 0 && s < sq.len) p.delta[(b * p.heads_q + h) * p.seqlen_q + s] = acc;
 }
 
+// ---- prep: the seven FP8 operands -> bf16 workspace, once --------------------------------------
+// blockIdx.z picks the operand (kPrep* below), blockIdx.y the (b, h) of its side, blockIdx.x a block
+// of 64 positions of S_pad. Positions past the sequence are written as zeros.
+enum PrepOperand { kPrepQ, kPrepDO, kPrepK, kPrepV, kPrepQt, kPrepDOt, kPrepKt, kPrepCount };
+
+template <int D>
+__device__ __forceinline__ void prep_body(const P& p) {
+  __shared__ alignas(1024) uint8_t tile[D * 128];
+  const int op = blockIdx.z;
+  const bool q_side = op == kPrepQ || op == kPrepDO || op == kPrepQt || op == kPrepDOt;
+  const int64_t H = q_side ? p.heads_q : p.heads_kv;
+  const int64_t bh = blockIdx.y;
+  const int64_t spad = q_side ? p.sq_pad : p.skv_pad;
+  const int64_t s0 = static_cast<int64_t>(blockIdx.x) * kStep;
+  if (bh >= p.batch * H || s0 >= spad) return;
+  const int64_t b = bh / H, h = bh % H;
+  const Seq sq = seq_of(p, q_side, b, h);
+  const uint8_t* data;
+  const uint8_t* sc;
+  uint16_t* out;
+  switch (op) {
+    case kPrepQ: data = p.q, sc = p.q_sc, out = p.w_q; break;
+    case kPrepDO: data = p.dout, sc = p.dout_sc, out = p.w_do; break;
+    case kPrepK: data = p.k, sc = p.k_sc, out = p.w_k; break;
+    case kPrepV: data = p.v, sc = p.v_sc, out = p.w_v; break;
+    case kPrepQt: data = p.qt, sc = p.qt_sc, out = p.w_qt; break;
+    case kPrepDOt: data = p.doutt, sc = p.doutt_sc, out = p.w_dot; break;
+    default: data = p.kt, sc = p.kt_sc, out = p.w_kt; break;
+  }
+  if (op <= kPrepV) {
+    // [S_pad][D] rows: 8 elements per unit, 16-byte coalesced stores.
+    constexpr int kUnitsPerRow = D / 8;
+    for (int u = threadIdx.x; u < kStep * kUnitsPerRow; u += kAttnBwdPrepThreads) {
+      const int r = u / kUnitsPerRow, c8 = u % kUnitsPerRow;
+      const int64_t s = s0 + r;
+      uint4 v = make_uint4(0u, 0u, 0u, 0u);
+      if (s < sq.len) {
+        const int64_t row = sq.base + s * sq.rstride;
+        const uint2 raw = __ldg(reinterpret_cast<const uint2*>(data + row * D + c8 * 8));
+        v = dequant8(raw, dev::ue8m0_to_f32(__ldg(sc + d_scale_off(p, row, c8 / 4))));
+      }
+      *reinterpret_cast<uint4*>(out + (bh * spad + s) * D + c8 * 8) = v;
+    }
+  } else {
+    // [D][S_pad]: dequantize the transposed 64-position tile in shared memory, then write 128-byte rows.
+    const int64_t entry = bh * (q_side ? p.q_s_entry : p.kv_s_entry);
+    const int64_t ld = q_side ? p.q_s_scale_ld : p.kv_s_scale_ld;
+    load_col_tile<D>(tile, data, sc, entry, ld, p.swizzled != 0, sq, s0, threadIdx.x);
+    __syncthreads();
+    for (int u = threadIdx.x; u < D * 8; u += kAttnBwdPrepThreads) {
+      const int d = u >> 3, c = u & 7;
+      *reinterpret_cast<uint4*>(out + (bh * D + d) * spad + s0 + c * 8) =
+          *reinterpret_cast<const uint4*>(tile + ptx::sw128_offset(static_cast<uint32_t>(d), static_cast<uint32_t>(c)));
+    }
+  }
+}
+
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
 // ---- dK / dV ----------------------------------------------------------------------------------
@@ -311,13 +309,11 @@ template <int D>
 __device__ __forceinline__ void dkv_body(const P& p) {
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
-  constexpr int kRowTile = kRows * D * 2, kStepTile = kStep * D * 2, kRawTile = kStep * D;
+  constexpr int kRowTile = kRows * D * 2, kStepTile = kStep * D * 2;
   uint8_t* k_tile = smem;
   uint8_t* v_tile = k_tile + kRowTile;
   uint8_t* stage0 = v_tile + kRowTile;  // per stage: Q, dO, Q_col^T, dO_col^T (bf16)
-  uint8_t* raw = stage0 + kStages * 4 * kStepTile;  // FP8 staging of the next step: Q, dO, Q_col, dO_col
-  float* small = reinterpret_cast<float*>(raw + 4 * kRawTile);  // [stage][lse*log2e 64 | delta 64]
-  uint8_t* sbuf = reinterpret_cast<uint8_t*>(small + kStages * 128);  // scale bytes: 2 x [64][4], 2 x [D][2]
+  float* small = reinterpret_cast<float*>(stage0 + kStages * 4 * kStepTile);  // [stage][lse 64 | delta 64]
 
   const int tid = threadIdx.x;
   const int64_t b = blockIdx.z, hk = blockIdx.y;
@@ -331,70 +327,59 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   if (p.mask != MXQ_ATTN_MASK_NONE) qb_first = j0 - off > 0 ? (j0 - off) / kStep : 0;
   const int64_t per_head = nqb > qb_first ? nqb - qb_first : 0;
   const int64_t n_iters = per_head * p.group;
+  const int64_t bhk = b * p.heads_kv + hk;
 
-  // Resident K and V (along D), all 384 threads.
-  load_row_tile<kRows, D, kThreads>(k_tile, p.k, p.k_sc, p, kvs, j0, tid);
-  load_row_tile<kRows, D, kThreads>(v_tile, p.v, p.v_sc, p, kvs, j0, tid);
+  // Resident K and V, all 384 threads.
+  copy_rows<kRows, D, kThreads>(k_tile, p.w_k + (bhk * p.skv_pad + j0) * D, tid);
+  copy_rows<kRows, D, kThreads>(v_tile, p.w_v + (bhk * p.skv_pad + j0) * D, tid);
+  ptx::cp_async_commit();
+  ptx::cp_async_wait<0>();
   ptx::fence_proxy_async_shared();
   __syncthreads();
 
   if (tid >= kMathThreads) {
-    // ---- producer warpgroup ----
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 56;\n");
+    // ---- producer warpgroup: cp.async of the next step, one stage ahead ----
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
     const int t = tid - kMathThreads;
-    float lse_next = 0.0f, delta_next = 0.0f;
-    // Step `it`'s raw bytes (cp.async) and scale bytes into the staging buffers, LSE/delta into registers.
-    auto prefetch = [&](int64_t it) {
-      const int64_t h = hk * p.group + it / per_head;
-      const int64_t s0 = (qb_first + it % per_head) * kStep;
-      const Seq qs = seq_of(p, true, b, h);
-      issue_raw<D>(raw, p.q, qs, s0, t);
-      issue_raw<D>(raw + kRawTile, p.dout, qs, s0, t);
-      issue_raw<D>(raw + 2 * kRawTile, p.qt, qs, s0, t);
-      issue_raw<D>(raw + 3 * kRawTile, p.doutt, qs, s0, t);
-      ptx::cp_async_commit();
-      const int64_t entry = (b * p.heads_q + h) * p.q_s_entry;
-      load_row_scales<D>(sbuf, p.q_sc, p, qs, s0, t);
-      load_row_scales<D>(sbuf + 256, p.dout_sc, p, qs, s0, t);
-      load_col_scales<D>(sbuf + 512, p.qt_sc, entry, p.q_s_scale_ld, p.swizzled, qs, s0, t);
-      load_col_scales<D>(sbuf + 512 + 2 * D, p.doutt_sc, entry, p.q_s_scale_ld, p.swizzled, qs, s0, t);
-      if (t < kStep) {
-        const int64_t s = s0 + t;
-        const int64_t li = (b * p.heads_q + h) * p.seqlen_q + s;
-        lse_next = s < qs.len ? __ldg(p.lse + li) * kLog2e : 0.0f;
-        delta_next = s < qs.len ? __ldg(p.delta + li) : 0.0f;
-      }
-    };
-    if (n_iters > 0) prefetch(0);
     for (int64_t it = 0; it < n_iters; ++it) {
       const int st = static_cast<int>(it & 1);
-      if (it >= kStages) bar_sync(kBarEmpty + st, kThreads);
-      ptx::cp_async_wait<0>();
-      bar_sync(kBarProducer, 128);  // every producer thread's copies and scale bytes are in
-      uint8_t* stg = stage0 + st * 4 * kStepTile;
-      dequant_row<D>(stg, raw, sbuf, t);
-      dequant_row<D>(stg + kStepTile, raw + kRawTile, sbuf + 256, t);
-      dequant_col<D>(stg + 2 * kStepTile, raw + 2 * kRawTile, sbuf + 512, t);
-      dequant_col<D>(stg + 3 * kStepTile, raw + 3 * kRawTile, sbuf + 512 + 2 * D, t);
-      if (t < kStep) {
-        small[st * 128 + t] = lse_next;
-        small[st * 128 + 64 + t] = delta_next;
+      if (it >= 1) {  // publish step it-1 as soon as it has landed, before waiting for a free stage
+        ptx::cp_async_wait<0>();
+        ptx::fence_proxy_async_shared();
+        bar_arrive(kBarFull + ((it - 1) & 1), kThreads);
       }
+      if (it >= kStages) bar_sync(kBarEmpty + st, kThreads);
+      const int64_t bh = b * p.heads_q + hk * p.group + it / per_head;
+      const int64_t i0 = (qb_first + it % per_head) * kStep;
+      uint8_t* stg = stage0 + st * 4 * kStepTile;
+      copy_rows<kStep, D, 128>(stg, p.w_q + (bh * p.sq_pad + i0) * D, t);
+      copy_rows<kStep, D, 128>(stg + kStepTile, p.w_do + (bh * p.sq_pad + i0) * D, t);
+      copy_cols<D>(stg + 2 * kStepTile, p.w_qt + bh * D * p.sq_pad + i0, p.sq_pad, t);
+      copy_cols<D>(stg + 3 * kStepTile, p.w_dot + bh * D * p.sq_pad + i0, p.sq_pad, t);
+      if (t < 2 * kStep) {
+        const int64_t s = i0 + (t & 63);
+        const float* src = (t < kStep ? p.lse : p.delta) + bh * p.seqlen_q + s;
+        cp_async_4_zfill(ptx::smem_addr(small + st * 128 + t), s < lq ? src : p.lse, s < lq);
+      }
+      ptx::cp_async_commit();
+    }
+    if (n_iters > 0) {
+      ptx::cp_async_wait<0>();
       ptx::fence_proxy_async_shared();
-      bar_arrive(kBarFull + st, kThreads);
-      bar_sync(kBarProducer, 128);  // staging buffers read by everyone: free for the next step
-      if (it + 1 < n_iters) prefetch(it + 1);
+      bar_arrive(kBarFull + ((n_iters - 1) & 1), kThreads);
     }
     return;
   }
 
   // ---- math warpgroups: 64 kv rows each ----
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 224;\n");
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
   const int wg = tid >> 7, t = tid & 127, w = t >> 5, l = t & 31;
   const int r0 = 16 * w + (l >> 2);
-  const int64_t ja = j0 + wg * 64 + r0, jb = ja + 8;  // the thread's two kv positions
+  const int64_t jw = j0 + wg * 64;  // the warpgroup's first kv row
+  const int64_t ja = jw + r0, jb = ja + 8;  // the thread's two kv positions
   const uint32_t k_addr = ptx::smem_addr(k_tile) + wg * 64 * 128;
   const uint32_t v_addr = ptx::smem_addr(v_tile) + wg * 64 * 128;
+  const int lim_k = clamp32(lk - jw);
   float dk[D / 2], dv[D / 2];
 #pragma unroll
   for (int i = 0; i < D / 2; ++i) dk[i] = dv[i] = 0.0f;
@@ -405,8 +390,12 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     uint8_t* stg = stage0 + st * 4 * kStepTile;
     const uint32_t q_addr = ptx::smem_addr(stg), do_addr = q_addr + kStepTile;
     const uint32_t qc_addr = q_addr + 2 * kStepTile, doc_addr = q_addr + 3 * kStepTile;
-    const float* lse2 = small + st * 128;
-    const float* dlt = lse2 + 64;
+    const float* lse = small + st * 128;
+    const float* dlt = lse + 64;
+    // Tile-local mask: entry (row r, column c) is visible iff c < lim_q, r < lim_k and (no mask or r <= c + lim_c).
+    const bool full = i0 + kStep <= lq && jw + 64 <= lk && (p.mask == MXQ_ATTN_MASK_NONE || jw + 63 <= i0 + off);
+    const int lim_q = clamp32(lq - i0), lim_c = clamp32(i0 + off - jw);
+    const bool causal = p.mask != MXQ_ATTN_MASK_NONE;
     bar_sync(kBarFull + st, kThreads);
 
     float s[32], dp[32];
@@ -416,43 +405,59 @@ __device__ __forceinline__ void dkv_body(const P& p) {
       const uint32_t ko = (k >> 2) * (kRows * 128) + (k & 3) * 32, qo = (k >> 2) * (kStep * 128) + (k & 3) * 32;
       ptx::wgmma_bf16_ss<64, 0>(s, desc(k_addr + ko), desc(q_addr + qo), k > 0);
     }
+    ptx::wgmma_commit();
 #pragma unroll
     for (int k = 0; k < D / 16; ++k) {
       const uint32_t ko = (k >> 2) * (kRows * 128) + (k & 3) * 32, qo = (k >> 2) * (kStep * 128) + (k & 3) * 32;
       ptx::wgmma_bf16_ss<64, 0>(dp, desc(v_addr + ko), desc(do_addr + qo), k > 0);
     }
     ptx::wgmma_commit();
-    ptx::wgmma_wait<0>();
-    ptx::fence_acc(s);
-    ptx::fence_acc(dp);
 
-    // P^T, dS^T elementwise: entry idx is (kv row ja/jb, q column i0 + col).
+    // P^T while dP^T is still on the tensor cores: entry idx is (kv row r0 / r0+8, q column col).
+    ptx::wgmma_wait<1>();
+    ptx::fence_acc(s);
 #pragma unroll
     for (int jj = 0; jj < 8; ++jj) {
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const int col = 8 * jj + 2 * (l & 3) + e;
-        const int64_t i = i0 + col;
-        const float lse_l2 = lse2[col], delta = dlt[col];
+        const float lse_l2 = lse[col] * kLog2e;
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
           const int idx = 4 * jj + 2 * half + e;
-          const int64_t j = half ? jb : ja;
-          const bool vis = i < lq && j < lk && visible(p.mask, i, j, off);
-          const float pr = vis ? exp2f(fmaf(s[idx], p.scale_log2, -lse_l2)) : 0.0f;
-          dp[idx] = vis ? __fmul_rn(__fmul_rn(pr, __fsub_rn(dp[idx], delta)), p.softmax_scale) : 0.0f;
-          s[idx] = __fmul_rn(pr, p.p_scale);
+          const int r = r0 + 8 * half;
+          const bool vis = full || (col < lim_q && r < lim_k && (!causal || r <= col + lim_c));
+          s[idx] = vis ? ex2(fmaf(s[idx], p.scale_log2, -lse_l2)) : -0.0f;  // -0: masked
         }
       }
     }
+    ptx::wgmma_wait<0>();
+    ptx::fence_acc(dp);
+    // dS^T = P^T (dP^T - delta) * scale (0 where P is masked); Pq = E4M3(P * p_scale) as bf16 A fragments.
     uint32_t pa[4][4], da[4][4];
 #pragma unroll
-    for (int q = 0; q < 16; ++q) pa[q >> 2][q & 3] = e4m3_round_bf16x2(s[2 * q], s[2 * q + 1]);
-    mx_rows_to_frags(dp, da);
-
+    for (int jj = 0; jj < 8; ++jj) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const float delta = dlt[8 * jj + 2 * (l & 3) + e];
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int idx = 4 * jj + 2 * half + e;
+          dp[idx] = __fmul_rn(__fmul_rn(s[idx], __fsub_rn(dp[idx], delta)), p.softmax_scale);
+          if (__float_as_uint(s[idx]) == 0x80000000u) dp[idx] = 0.0f;  // masked: exactly 0, whatever dP is
+        }
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < 16; ++q)
+      pa[q >> 2][q & 3] = e4m3_round_bf16x2(__fmul_rn(s[2 * q], p.p_scale), __fmul_rn(s[2 * q + 1], p.p_scale));
+    // dV's products start while dS is quantized on the CUDA cores.
     ptx::wgmma_fence();
 #pragma unroll
     for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dv, pa[k], desc(doc_addr + k * 32), 1);
+    ptx::wgmma_commit();
+    mx_rows_to_frags(dp, da);
+    ptx::wgmma_fence();
 #pragma unroll
     for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dk, da[k], desc(qc_addr + k * 32), 1);
     ptx::wgmma_commit();
@@ -489,13 +494,11 @@ template <int D>
 __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
-  constexpr int kRowTile = kRows * D * 2, kStepTile = kStep * D * 2, kRawTile = kStep * D;
+  constexpr int kRowTile = kRows * D * 2, kStepTile = kStep * D * 2;
   uint8_t* q_tile = smem;
   uint8_t* do_tile = q_tile + kRowTile;
   uint8_t* stage0 = do_tile + kRowTile;  // per stage: K, V, K_col^T (bf16)
-  uint8_t* raw = stage0 + kStages * 3 * kStepTile;  // FP8 staging of the next step: K, V, K_col
-  float* small = reinterpret_cast<float*>(raw + 3 * kRawTile);  // lse*log2e [128], delta [128]
-  uint8_t* sbuf = reinterpret_cast<uint8_t*>(small + 2 * kRows);  // scale bytes: 2 x [64][4], [D][2]
+  float* small = reinterpret_cast<float*>(stage0 + kStages * 3 * kStepTile);  // lse [128], delta [128]
 
   const int tid = threadIdx.x;
   const int64_t b = blockIdx.z, h = blockIdx.y, hk = h / p.group;
@@ -512,58 +515,58 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
     const int64_t nb = reach >= 0 ? reach / kStep + 1 : 0;
     n_iters = nb < n_iters ? nb : n_iters;
   }
+  const int64_t bh = b * p.heads_q + h, bhk = b * p.heads_kv + hk;
 
-  load_row_tile<kRows, D, kThreads>(q_tile, p.q, p.q_sc, p, qs, i0, tid);
-  load_row_tile<kRows, D, kThreads>(do_tile, p.dout, p.dout_sc, p, qs, i0, tid);
+  copy_rows<kRows, D, kThreads>(q_tile, p.w_q + (bh * p.sq_pad + i0) * D, tid);
+  copy_rows<kRows, D, kThreads>(do_tile, p.w_do + (bh * p.sq_pad + i0) * D, tid);
+  ptx::cp_async_commit();
   if (tid < kRows) {
     const int64_t s = i0 + tid;
-    const int64_t li = (b * p.heads_q + h) * p.seqlen_q + s;
+    const int64_t li = bh * p.seqlen_q + s;
     small[tid] = s < lq ? __ldg(p.lse + li) * kLog2e : 0.0f;
     small[kRows + tid] = s < lq ? __ldg(p.delta + li) : 0.0f;
   }
+  ptx::cp_async_wait<0>();
   ptx::fence_proxy_async_shared();
   __syncthreads();
 
   if (tid >= kMathThreads) {
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 56;\n");
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
     const int t = tid - kMathThreads;
-    const int64_t entry = (b * p.heads_kv + hk) * p.kv_s_entry;
-    auto prefetch = [&](int64_t it) {
-      const int64_t s0 = it * kStep;
-      issue_raw<D>(raw, p.k, kvs, s0, t);
-      issue_raw<D>(raw + kRawTile, p.v, kvs, s0, t);
-      issue_raw<D>(raw + 2 * kRawTile, p.kt, kvs, s0, t);
-      ptx::cp_async_commit();
-      load_row_scales<D>(sbuf, p.k_sc, p, kvs, s0, t);
-      load_row_scales<D>(sbuf + 256, p.v_sc, p, kvs, s0, t);
-      load_col_scales<D>(sbuf + 512, p.kt_sc, entry, p.kv_s_scale_ld, p.swizzled, kvs, s0, t);
-    };
-    if (n_iters > 0) prefetch(0);
     for (int64_t it = 0; it < n_iters; ++it) {
       const int st = static_cast<int>(it & 1);
+      if (it >= 1) {
+        ptx::cp_async_wait<0>();
+        ptx::fence_proxy_async_shared();
+        bar_arrive(kBarFull + ((it - 1) & 1), kThreads);
+      }
       if (it >= kStages) bar_sync(kBarEmpty + st, kThreads);
-      ptx::cp_async_wait<0>();
-      bar_sync(kBarProducer, 128);
+      const int64_t j0 = it * kStep;
       uint8_t* stg = stage0 + st * 3 * kStepTile;
-      dequant_row<D>(stg, raw, sbuf, t);
-      dequant_row<D>(stg + kStepTile, raw + kRawTile, sbuf + 256, t);
-      dequant_col<D>(stg + 2 * kStepTile, raw + 2 * kRawTile, sbuf + 512, t);
+      copy_rows<kStep, D, 128>(stg, p.w_k + (bhk * p.skv_pad + j0) * D, t);
+      copy_rows<kStep, D, 128>(stg + kStepTile, p.w_v + (bhk * p.skv_pad + j0) * D, t);
+      copy_cols<D>(stg + 2 * kStepTile, p.w_kt + bhk * D * p.skv_pad + j0, p.skv_pad, t);
+      ptx::cp_async_commit();
+    }
+    if (n_iters > 0) {
+      ptx::cp_async_wait<0>();
       ptx::fence_proxy_async_shared();
-      bar_arrive(kBarFull + st, kThreads);
-      bar_sync(kBarProducer, 128);
-      if (it + 1 < n_iters) prefetch(it + 1);
+      bar_arrive(kBarFull + ((n_iters - 1) & 1), kThreads);
     }
     return;
   }
 
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 224;\n");
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
   const int wg = tid >> 7, t = tid & 127, w = t >> 5, l = t & 31;
   const int r0 = 16 * w + (l >> 2);
-  const int64_t ia = i0 + wg * 64 + r0, ib = ia + 8;
+  const int64_t iw = i0 + wg * 64;  // the warpgroup's first query row
+  const int64_t ia = iw + r0, ib = ia + 8;
   const float lse_a = small[wg * 64 + r0], lse_b = small[wg * 64 + r0 + 8];
   const float dl_a = small[kRows + wg * 64 + r0], dl_b = small[kRows + wg * 64 + r0 + 8];
   const uint32_t q_addr = ptx::smem_addr(q_tile) + wg * 64 * 128;
   const uint32_t do_addr = ptx::smem_addr(do_tile) + wg * 64 * 128;
+  const int lim_i = clamp32(lq - iw);
+  const bool causal = p.mask != MXQ_ATTN_MASK_NONE;
   float dq[D / 2];
 #pragma unroll
   for (int i = 0; i < D / 2; ++i) dq[i] = 0.0f;
@@ -573,6 +576,9 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
     const int64_t jbase = it * kStep;
     const uint32_t k_addr = ptx::smem_addr(stage0 + st * 3 * kStepTile);
     const uint32_t v_addr = k_addr + kStepTile, kc_addr = k_addr + 2 * kStepTile;
+    // Tile-local mask: entry (row r, column c) is visible iff r < lim_i, c < lim_j and (no mask or c <= r + lim_c).
+    const bool full = iw + 64 <= lq && jbase + kStep <= lk && (!causal || jbase + kStep - 1 <= iw + off);
+    const int lim_j = clamp32(lk - jbase), lim_c = clamp32(iw + off - jbase);
     bar_sync(kBarFull + st, kThreads);
 
     float s[32], dp[32];
@@ -582,30 +588,38 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
       const uint32_t ao = (k >> 2) * (kRows * 128) + (k & 3) * 32, bo = (k >> 2) * (kStep * 128) + (k & 3) * 32;
       ptx::wgmma_bf16_ss<64, 0>(s, desc(q_addr + ao), desc(k_addr + bo), k > 0);
     }
+    ptx::wgmma_commit();
 #pragma unroll
     for (int k = 0; k < D / 16; ++k) {
       const uint32_t ao = (k >> 2) * (kRows * 128) + (k & 3) * 32, bo = (k >> 2) * (kStep * 128) + (k & 3) * 32;
       ptx::wgmma_bf16_ss<64, 0>(dp, desc(do_addr + ao), desc(v_addr + bo), k > 0);
     }
     ptx::wgmma_commit();
-    ptx::wgmma_wait<0>();
-    ptx::fence_acc(s);
-    ptx::fence_acc(dp);
 
+    // P while dP is still on the tensor cores.
+    ptx::wgmma_wait<1>();
+    ptx::fence_acc(s);
 #pragma unroll
     for (int jj = 0; jj < 8; ++jj) {
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const int64_t j = jbase + 8 * jj + 2 * (l & 3) + e;
+        const int c = 8 * jj + 2 * (l & 3) + e;
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
           const int idx = 4 * jj + 2 * half + e;
-          const int64_t i = half ? ib : ia;
-          const bool vis = i < lq && j < lk && visible(p.mask, i, j, off);
-          const float pr = vis ? exp2f(fmaf(s[idx], p.scale_log2, -(half ? lse_b : lse_a))) : 0.0f;
-          dp[idx] = vis ? __fmul_rn(__fmul_rn(pr, __fsub_rn(dp[idx], half ? dl_b : dl_a)), p.softmax_scale) : 0.0f;
+          const int r = r0 + 8 * half;
+          const bool vis = full || (r < lim_i && c < lim_j && (!causal || c <= r + lim_c));
+          s[idx] = vis ? ex2(fmaf(s[idx], p.scale_log2, -(half ? lse_b : lse_a))) : -0.0f;  // -0: masked
         }
       }
+    }
+    ptx::wgmma_wait<0>();
+    ptx::fence_acc(dp);
+#pragma unroll
+    for (int idx = 0; idx < 32; ++idx) {
+      const float delta = (idx & 2) ? dl_b : dl_a;  // idx = 4 jj + 2 half + e
+      dp[idx] = __fmul_rn(__fmul_rn(s[idx], __fsub_rn(dp[idx], delta)), p.softmax_scale);
+      if (__float_as_uint(s[idx]) == 0x80000000u) dp[idx] = 0.0f;  // masked: exactly 0, whatever dP is
     }
     uint32_t da[4][4];
     mx_rows_to_frags(dp, da);
@@ -666,6 +680,10 @@ __device__ __forceinline__ void dq_entry(const P& p) {
   extern "C" __global__ void __launch_bounds__(mxq::kAttnBwdDeltaThreads)                                    \
       mxq_attn_bwd_sm90_delta_d##D(const mxq::AttnBwdSm90Params p) {                                         \
     mxq::sm90attn::delta_body<D>(p);                                                                         \
+  }                                                                                                          \
+  extern "C" __global__ void __launch_bounds__(mxq::kAttnBwdPrepThreads)                                     \
+      mxq_attn_bwd_sm90_prep_d##D(const mxq::AttnBwdSm90Params p) {                                          \
+    mxq::sm90attn::prep_body<D>(p);                                                                          \
   }                                                                                                          \
   extern "C" __global__ void __launch_bounds__(mxq::kAttnBwdThreads, 1)                                      \
       mxq_attn_bwd_sm90_dkv_d##D(const mxq::AttnBwdSm90Params p) {                                           \

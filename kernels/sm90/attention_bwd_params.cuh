@@ -30,6 +30,16 @@ struct AttnBwdSm90Params {
   const uint16_t* dout_bf16;  // dO, bf16
   const float* lse;           // [B, Hq, Sq_max]
   float* delta;               // workspace [B, Hq, Sq_max]: rowsum(dO * O) from the bf16 copies
+  // Workspace: the operands dequantized to bf16 once, per (b, h) entry of their side, positions past
+  // the sequence zero. Along D: [B*H][S_pad][D]; along S, transposed: [B*H][D][S_pad].
+  uint16_t* w_q;
+  uint16_t* w_do;
+  uint16_t* w_k;
+  uint16_t* w_v;
+  uint16_t* w_qt;
+  uint16_t* w_dot;
+  uint16_t* w_kt;
+  int64_t sq_pad, skv_pad;    // round_up(S_max, 128) of each side
   uint16_t* dq;               // bf16, Q's layout
   uint16_t* dk;               // bf16, K's layout
   uint16_t* dv;               // bf16, V's layout
@@ -51,28 +61,26 @@ struct AttnBwdSm90Params {
   int64_t kv_s_entry;
 };
 
-// Geometry. Every CTA of the two main kernels has one producer warpgroup (loads FP8, dequantizes
-// into 128-byte-swizzled bf16 shared memory) and two math warpgroups of 64 rows each.
+// Geometry. Every CTA of the two main kernels has one producer warpgroup (cp.async of bf16 tiles
+// from the workspace into 128-byte-swizzled shared memory) and two math warpgroups of 64 rows each.
 constexpr int kAttnBwdThreads = 384;
 constexpr int kAttnBwdRowsPerCta = 128;  // kv rows (dK/dV kernel) or q rows (dQ kernel) per CTA
 constexpr int kAttnBwdStepRows = 64;     // q rows (dK/dV) or kv rows (dQ) per pipeline step
 constexpr int kAttnBwdStages = 2;
 constexpr int kAttnBwdDeltaThreads = 256;
+constexpr int kAttnBwdPrepThreads = 256;
+constexpr int kAttnBwdPrepOperands = 7;  // Q, dO, K, V along D; Q, dO, K along S
 
 // Dynamic shared memory of each kernel for head dimension d (1 KiB alignment slack included):
-// dK/dV: resident K, V [128 x d] bf16; per stage Q, dO [64 x d] and Q_col^T, dO_col^T [d x 64] bf16;
-//        the FP8 staging of the next step (4 x 64 x d bytes); LSE/delta per stage; scale bytes (1 KiB).
+// dK/dV: resident K, V [128 x d] bf16; per stage Q, dO [64 x d] and Q_col^T, dO_col^T [d x 64] bf16
+//        and the stage's LSE/delta (2 x 64 fp32).
 // dQ:    resident Q, dO [128 x d] bf16 and LSE/delta of the 128 rows; per stage K, V [64 x d] and
-//        K_col^T [d x 64] bf16; the FP8 staging (3 x 64 x d bytes); scale bytes (1 KiB).
-// d = 128 needs 232448 bytes for dK/dV: exactly the H100's opt-in maximum (227 KiB).
+//        K_col^T [d x 64] bf16.
 constexpr int64_t attn_bwd_dkv_smem_bytes(int64_t d) {
-  return 1024 + 2 * kAttnBwdRowsPerCta * d * 2 + kAttnBwdStages * 4 * kAttnBwdStepRows * d * 2 +
-         4 * kAttnBwdStepRows * d + kAttnBwdStages * 2 * kAttnBwdStepRows * 4 + 1024;
+  return 1024 + 2 * kAttnBwdRowsPerCta * d * 2 + kAttnBwdStages * (4 * kAttnBwdStepRows * d * 2 + 2 * kAttnBwdStepRows * 4);
 }
 constexpr int64_t attn_bwd_dq_smem_bytes(int64_t d) {
-  return 1024 + 2 * kAttnBwdRowsPerCta * d * 2 + 2 * kAttnBwdRowsPerCta * 4 +
-         kAttnBwdStages * 3 * kAttnBwdStepRows * d * 2 + 3 * kAttnBwdStepRows * d + 1024;
+  return 1024 + 2 * kAttnBwdRowsPerCta * d * 2 + 2 * kAttnBwdRowsPerCta * 4 + kAttnBwdStages * 3 * kAttnBwdStepRows * d * 2;
 }
-static_assert(attn_bwd_dkv_smem_bytes(128) == 232448, "dK/dV shared memory layout changed");
 
 }  // namespace mxq

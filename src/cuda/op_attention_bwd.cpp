@@ -1,6 +1,7 @@
 // Host side of the GPU attention backward: which plans the sm_90a kernels (kernels/sm90/attention_bwd.cu)
-// can run and why not otherwise, the workspace (delta = rowsum(dO * O), fp32 [B, Hq, Sq]), the three
-// launches (delta, dK/dV, dQ) and the registry entry. Everything the kernels need is resolved here
+// can run and why not otherwise, the workspace (delta = rowsum(dO * O), fp32 [B, Hq, Sq], and the seven
+// operands dequantized to bf16 once, 14 bytes per (b, h, position, channel) over both sides), the four
+// launches (delta, prep, dK/dV, dQ) and the registry entry. Everything the kernels need is resolved here
 // from the immutable plan, so Execute only fills pointers and launches: no allocation, no host
 // synchronization, capturable in a CUDA graph. The result does not depend on the launch order of
 // CTAs (no atomics), so the DETERMINISTIC attribute needs nothing extra.
@@ -28,8 +29,9 @@ std::string sm90_bwd_supports(const AttentionDesc& d, const DeviceInfo& dev) {
   if (d.qkv_dtype != MXQ_DTYPE_E4M3) return "operands must be E4M3 (E5M2 attention backward is not implemented)";
   if (d.head_dim != 64 && d.head_dim != 128)
     return fmt::format("head dim {} is not supported (64 and 128 are)", d.head_dim);
-  if (d.heads_q > kMaxGridYZ || d.batch > kMaxGridYZ)
-    return fmt::format("B = {} and Hq = {} must be at most {} (grid dimensions)", d.batch, d.heads_q, kMaxGridYZ);
+  if (d.heads_q > kMaxGridYZ || d.batch > kMaxGridYZ || d.batch * d.heads_q > kMaxGridYZ)
+    return fmt::format("B = {} and Hq = {} must have B*Hq at most {} (grid dimensions)", d.batch, d.heads_q,
+                       kMaxGridYZ);
   if (d.heads_q / d.heads_kv > (int64_t(1) << 30)) return "GQA group too large";
   const int64_t smem = std::max(attn_bwd_dkv_smem_bytes(d.head_dim), attn_bwd_dq_smem_bytes(d.head_dim));
   if (smem > dev.smem_optin)
@@ -44,7 +46,8 @@ class AttentionBwdSm90 final : public OpImpl {
     names_[0] = fmt::format("mxq_attn_bwd_sm90_delta_d{}", dim);
     names_[1] = fmt::format("mxq_attn_bwd_sm90_dkv_d{}", dim);
     names_[2] = fmt::format("mxq_attn_bwd_sm90_dq_d{}", dim);
-    for (int i = 0; i < 3; ++i) fn_[i] = dev.kernel(names_[i].c_str());
+    names_[3] = fmt::format("mxq_attn_bwd_sm90_prep_d{}", dim);
+    for (int i = 0; i < 4; ++i) fn_[i] = dev.kernel(names_[i].c_str());
 
     const bool swz = d.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
     const int64_t dcols = layout::scale_cols(d.head_dim);
@@ -67,16 +70,22 @@ class AttentionBwdSm90 final : public OpImpl {
     base_.q_s_entry = layout::scale_bytes(swz, d.head_dim, qcols);
     base_.kv_s_scale_ld = swz ? layout::swz_cols(kvcols) : kvcols;
     base_.kv_s_entry = layout::scale_bytes(swz, d.head_dim, kvcols);
-    delta_bytes_ = static_cast<size_t>(d.batch * d.heads_q * d.seqlen_q) * sizeof(float);
+    base_.sq_pad = layout::round_up(d.seqlen_q, kAttnBwdRowsPerCta);
+    base_.skv_pad = layout::round_up(d.seqlen_kv, kAttnBwdRowsPerCta);
+    // Workspace: delta, then the q-side bf16 operands (Q, dO, Q_col^T, dO_col^T), then the kv side
+    // (K, V, K_col^T); every piece 256-byte aligned.
+    ws_delta_ = layout::round_up(d.batch * d.heads_q * d.seqlen_q * 4, 256);
+    ws_q_ = d.batch * d.heads_q * base_.sq_pad * d.head_dim * 2;
+    ws_kv_ = d.batch * d.heads_kv * base_.skv_pad * d.head_dim * 2;
   }
 
   std::string name() const override { return names_[1]; }
   std::string reason() const override {
-    return "sm_90a: FP8 operands dequantized exactly to bf16 in shared memory, bf16 wgmma, deterministic "
+    return "sm_90a: FP8 operands dequantized exactly to bf16 once (workspace), bf16 wgmma, deterministic "
            "(dK/dV and dQ kernels, no atomics)";
   }
 
-  size_t workspace_bytes() const override { return layout::round_up(static_cast<int64_t>(delta_bytes_), 256); }
+  size_t workspace_bytes() const override { return static_cast<size_t>(ws_delta_ + 4 * ws_q_ + 3 * ws_kv_); }
 
   size_t required_alignment(mxqArgSlot_t slot) const override {
     switch (slot) {
@@ -87,7 +96,7 @@ class AttentionBwdSm90 final : public OpImpl {
       case MXQ_ARG_Q_T_DATA:
       case MXQ_ARG_K_T_DATA:
       case MXQ_ARG_DO_T_DATA:
-        return 16;  // 16-byte cp.async of whole rows
+        return 8;  // 8-byte loads of 8 FP8 elements
       case MXQ_ARG_O:
       case MXQ_ARG_DO:
         return 16;  // 16-byte loads of 8 bf16
@@ -124,7 +133,13 @@ class AttentionBwdSm90 final : public OpImpl {
     p.dv = args.as<uint16_t>(MXQ_ARG_DV);
     p.cu_q = d_.varlen ? args.as<const int32_t>(MXQ_ARG_CU_SEQLENS_Q) : nullptr;
     p.cu_kv = d_.varlen ? args.as<const int32_t>(MXQ_ARG_CU_SEQLENS_KV) : nullptr;
-    p.delta = static_cast<float*>(workspace);
+    uint8_t* ws = static_cast<uint8_t*>(workspace);
+    p.delta = reinterpret_cast<float*>(ws);
+    if (ws) {
+      uint8_t* at = ws + ws_delta_;
+      for (uint16_t** w : {&p.w_q, &p.w_do, &p.w_qt, &p.w_dot}) *w = reinterpret_cast<uint16_t*>(at), at += ws_q_;
+      for (uint16_t** w : {&p.w_k, &p.w_v, &p.w_kt}) *w = reinterpret_cast<uint16_t*>(at), at += ws_kv_;
+    }
     MXQ_REQUIRE(p.q && p.q_sc && p.k && p.k_sc && p.v && p.v_sc && p.dout && p.dout_sc && p.qt && p.qt_sc && p.kt &&
                     p.kt_sc && p.doutt && p.doutt_sc,
                 MXQ_STATUS_BAD_PARAM_NULL_POINTER, "attention backward: every FP8 operand and its scales are required");
@@ -147,7 +162,16 @@ class AttentionBwdSm90 final : public OpImpl {
       blk.x = kAttnBwdDeltaThreads;
       dev_.launch(fn_[0], g, blk, 0, stream, params, names_[0].c_str());
     }
-    // 2. dK, dV: one CTA per (128 kv rows, kv head, batch entry).
+    // 2. The seven operands to bf16, once (positions past each sequence become zeros).
+    {
+      Dim3 g, blk;
+      g.x = static_cast<unsigned>(std::max(base_.sq_pad, base_.skv_pad) / kAttnBwdStepRows);
+      g.y = static_cast<unsigned>(d_.batch * d_.heads_q);
+      g.z = kAttnBwdPrepOperands;
+      blk.x = kAttnBwdPrepThreads;
+      dev_.launch(fn_[3], g, blk, 0, stream, params, names_[3].c_str());
+    }
+    // 3. dK, dV: one CTA per (128 kv rows, kv head, batch entry).
     {
       Dim3 g, blk;
       g.x = static_cast<unsigned>(layout::ceil_div(d_.seqlen_kv, kAttnBwdRowsPerCta));
@@ -157,7 +181,7 @@ class AttentionBwdSm90 final : public OpImpl {
       dev_.launch(fn_[1], g, blk, static_cast<size_t>(attn_bwd_dkv_smem_bytes(dim)), stream, params,
                   names_[1].c_str());
     }
-    // 3. dQ: one CTA per (128 q rows, q head, batch entry).
+    // 4. dQ: one CTA per (128 q rows, q head, batch entry).
     {
       Dim3 g, blk;
       g.x = static_cast<unsigned>(layout::ceil_div(d_.seqlen_q, kAttnBwdRowsPerCta));
@@ -172,10 +196,10 @@ class AttentionBwdSm90 final : public OpImpl {
  private:
   AttentionDesc d_;
   Device& dev_;
-  std::string names_[3];
-  CUfunction fn_[3] = {};
+  std::string names_[4];
+  CUfunction fn_[4] = {};
   AttnBwdSm90Params base_{};
-  size_t delta_bytes_ = 0;
+  int64_t ws_delta_ = 0, ws_q_ = 0, ws_kv_ = 0;
 };
 
 }  // namespace
@@ -186,8 +210,8 @@ void register_attention_bwd_kernels(Registry& r) {
   e.arch = {90, 90};
   e.in_dtypes = {MXQ_DTYPE_E4M3, MXQ_DTYPE_E5M2};  // E5M2 reaches supports() and gets a reason
   e.out_dtypes = {MXQ_DTYPE_BF16};
-  e.variant = "backward: exact FP8->bf16 dequantization in shared memory, bf16 wgmma m64nNk16, "
-              "producer warpgroup + 2 math warpgroups, dK/dV and dQ kernels (deterministic)";
+  e.variant = "backward: exact FP8->bf16 dequantization once into the workspace, bf16 wgmma m64nNk16, "
+              "cp.async producer warpgroup + 2 math warpgroups, dK/dV and dQ kernels (deterministic)";
   e.priority = 0;
   e.supports = sm90_bwd_supports;
   e.make = [](const AttentionDesc& d, Device& dev) -> std::unique_ptr<OpImpl> {

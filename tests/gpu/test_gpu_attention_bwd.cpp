@@ -630,8 +630,8 @@ TEST_CASE("gpu attention bwd: plans it declines and bad arguments", "[gpu][atten
     auto a = bwd_args(ptrs, false);
     MXQ_REQUIRE_STATUS(mxqAttentionExecute(gpu, bwd, a.data(), static_cast<int>(a.size()), nullptr, 0, nullptr),
                        MXQ_STATUS_BAD_PARAM_WORKSPACE);
-    // 2. Q data 8 bytes off its 16-byte alignment
-    DeviceBuffer q_mis(P.q_d.data.size(), 8);
+    // 2. Q data 4 bytes off the 8-byte alignment the plan requires
+    DeviceBuffer q_mis(P.q_d.data.size(), 4);
     q_mis.upload(P.q_d.data);
     ptrs.q = q_mis.ptr();
     a = bwd_args(ptrs, false);
