@@ -33,4 +33,20 @@ cat "$out/bench.log"
 stage sanitizer 150 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
   "$build/tests/mxq_gpu_tests" "$sspec"
 tail -n 5 "$out/sanitizer.log"
+if [ -n "${RACECHECK_SPEC:-}" ]; then
+  stage racecheck 150 compute-sanitizer --tool racecheck --racecheck-report analysis --error-exitcode 9 \
+    "$build/tests/mxq_gpu_tests" "$RACECHECK_SPEC"
+  tail -n 8 "$out/racecheck.log"
+fi
+if [ -n "${NCU_SHAPE:-}" ]; then
+  ncu_bin=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2> /dev/null | head -n 1)
+  if [ -n "$ncu_bin" ]; then
+    # shellcheck disable=SC2086
+    stage ncu 150 "$ncu_bin" --launch-count 3 -k regex:"dkv|_dq_|prep" --section SpeedOfLight --section WarpStateStats \
+      --section SchedulerStats --section MemoryWorkloadAnalysis "$build/tools/mxq_bench_attention_bwd" $NCU_SHAPE 1
+    grep -E "mxq_attn|Duration|Throughput|Stall|Issued|Eligible|No Eligible|L2 Hit|Busy" "$out/ncu.log" | head -n 80
+  else
+    echo "ncu not found"
+  fi
+fi
 printf '%s\n' "${summary[@]}"
