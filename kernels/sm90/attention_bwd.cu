@@ -60,9 +60,6 @@ constexpr int kMathThreads = 256;
 constexpr float kLog2e = 1.4426950408889634f;
 // Named barriers (0 is __syncthreads): stage s is full / empty.
 constexpr int kBarFull = 1, kBarEmpty = 3;
-// Math warpgroup w may issue its S / dP products when barrier kBarTurn + w completes: the two
-// warpgroups alternate, so one's elementwise work runs while the tensor cores do the other's products.
-constexpr int kBarTurn = 5;
 
 __device__ __forceinline__ void bar_sync(int id, int count) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
@@ -387,7 +384,6 @@ __device__ __forceinline__ void dkv_body(const P& p) {
 #pragma unroll
   for (int i = 0; i < D / 2; ++i) dk[i] = dv[i] = 0.0f;
 
-  if (wg == 1 && n_iters > 0) bar_arrive(kBarTurn, kMathThreads);  // warpgroup 0 goes first
   for (int64_t it = 0; it < n_iters; ++it) {
     const int st = static_cast<int>(it & 1);
     const int64_t i0 = (qb_first + it % per_head) * kStep;
@@ -401,7 +397,6 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     const int lim_q = clamp32(lq - i0), lim_c = clamp32(i0 + off - jw);
     const bool causal = p.mask != MXQ_ATTN_MASK_NONE;
     bar_sync(kBarFull + st, kThreads);
-    bar_sync(kBarTurn + wg, kMathThreads);
 
     float s[32], dp[32];
     ptx::wgmma_fence();
@@ -417,7 +412,6 @@ __device__ __forceinline__ void dkv_body(const P& p) {
       ptx::wgmma_bf16_ss<64, 0>(dp, desc(v_addr + ko), desc(do_addr + qo), k > 0);
     }
     ptx::wgmma_commit();
-    if (wg == 0 || it + 1 < n_iters) bar_arrive(kBarTurn + (wg ^ 1), kMathThreads);
 
     // P^T while dP^T is still on the tensor cores: entry idx is (kv row r0 / r0+8, q column col).
     ptx::wgmma_wait<1>();
@@ -577,7 +571,6 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
 #pragma unroll
   for (int i = 0; i < D / 2; ++i) dq[i] = 0.0f;
 
-  if (wg == 1 && n_iters > 0) bar_arrive(kBarTurn, kMathThreads);  // warpgroup 0 goes first
   for (int64_t it = 0; it < n_iters; ++it) {
     const int st = static_cast<int>(it & 1);
     const int64_t jbase = it * kStep;
@@ -587,7 +580,6 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
     const bool full = iw + 64 <= lq && jbase + kStep <= lk && (!causal || jbase + kStep - 1 <= iw + off);
     const int lim_j = clamp32(lk - jbase), lim_c = clamp32(iw + off - jbase);
     bar_sync(kBarFull + st, kThreads);
-    bar_sync(kBarTurn + wg, kMathThreads);
 
     float s[32], dp[32];
     ptx::wgmma_fence();
@@ -603,7 +595,6 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
       ptx::wgmma_bf16_ss<64, 0>(dp, desc(do_addr + ao), desc(v_addr + bo), k > 0);
     }
     ptx::wgmma_commit();
-    if (wg == 0 || it + 1 < n_iters) bar_arrive(kBarTurn + (wg ^ 1), kMathThreads);
 
     // P while dP is still on the tensor cores.
     ptx::wgmma_wait<1>();
