@@ -52,14 +52,15 @@ namespace sm90attn {
 using dev::Fp8;
 using P = AttnBwdSm90Params;
 
-constexpr int kRows = kAttnBwdRowsPerCta;  // 128
-constexpr int kStep = kAttnBwdStepRows;    // 64
-constexpr int kStages = kAttnBwdStages;    // 2
-constexpr int kThreads = kAttnBwdThreads;  // 384
-constexpr int kMathThreads = 256;
-constexpr float kLog2e = 1.4426950408889634f;
+// [[maybe_unused]]: the generic compute_90 pass compiles the wgmma kernels out (see the entries).
+[[maybe_unused]] constexpr int kRows = kAttnBwdRowsPerCta;  // 128
+constexpr int kStep = kAttnBwdStepRows;                     // 64
+[[maybe_unused]] constexpr int kStages = kAttnBwdStages;    // 2
+[[maybe_unused]] constexpr int kThreads = kAttnBwdThreads;  // 384
+[[maybe_unused]] constexpr int kMathThreads = 256;
+[[maybe_unused]] constexpr float kLog2e = 1.4426950408889634f;
 // Named barriers (0 is __syncthreads): stage s is full / empty.
-constexpr int kBarFull = 1, kBarEmpty = 3;
+[[maybe_unused]] constexpr int kBarFull = 1, kBarEmpty = 3;
 
 __device__ __forceinline__ void bar_sync(int id, int count) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
