@@ -186,6 +186,7 @@ const Registry& registry() {
     register_dequantize_kernels(reg);
     register_gemm_kernels(reg);
     register_attention_fwd_kernels(reg);
+    register_attention_bwd_kernels(reg);
     return reg;
   }();
   return r;

@@ -114,6 +114,7 @@ void register_quantize_kernels(Registry& r);    // src/cuda/op_quantize.cpp
 void register_dequantize_kernels(Registry& r);  // src/cuda/op_dequantize.cpp
 void register_gemm_kernels(Registry& r);        // src/cuda/op_gemm.cpp
 void register_attention_fwd_kernels(Registry& r);  // src/cuda/op_attention_fwd.cpp
+void register_attention_bwd_kernels(Registry& r);  // src/cuda/op_attention_bwd.cpp
 
 }  // namespace cuda
 }  // namespace mxq

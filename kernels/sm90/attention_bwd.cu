@@ -1,0 +1,699 @@
+// MXFP8 attention backward for Hopper (sm_90a), cuDNN's recipe (DESIGN §2.3, src/cpu/attention.cpp
+// is the oracle): dQ, dK, dV in bf16 from Q, K, V, dO in E4M3 with UE8M0 scales (Q, K, V, dO along
+// D; Q, K, dO also along S), O and dO in bf16, and the forward's LSE.
+//
+// Why it is shaped this way.
+//  - Hopper's FP8 wgmma wants both operands K-major and has no block-scale operand; applying 1x32
+//    scales on the CUDA cores after every k32 step would cost more than the MMA itself. Instead every
+//    FP8 operand is dequantized exactly into bf16 (an E4M3 value times 2^(e-127) is a bf16 value
+//    unless it leaves bf16's range, docs/NUMERICS.md) and the products run on the BF16 tensor cores
+//    with fp32 accumulation.
+//  - Dequantize once: a prep kernel writes the seven operands (Q, dO, K, V along D; Q, dO, K along
+//    S) as bf16 into the workspace, per (b, h) with the sequence padded to a multiple of 128 with
+//    zeros: along-D operands as [S_pad][D], along-S operands transposed as [D][S_pad] so that every B
+//    operand of the main kernels is K-major. A first version dequantized tiles inside the main loops;
+//    each Q tile was then converted once per kv block (S/128 times) and the converting warps were the
+//    bottleneck (docs/PERFORMANCE.md). The prep pass is memory-bound (read 1 byte, write 2 per element).
+//  - Deterministic without atomics: two main kernels. The dK/dV kernel owns 128 kv rows of one
+//    (batch, kv head) and walks every query head of the GQA group and every 64-row q block:
+//    S^T = K Q^T, dP^T = V dO^T, P^T from LSE, dS^T = P^T (dP^T - delta) * scale, then
+//    dV += fp8(P*p_scale)^T dO_col and dK += dS^T|q Q_col (dS quantized MXFP8 along s_q: 32
+//    consecutive queries, a row of dS^T), accumulated in fp32 registers and written once. The dQ
+//    kernel owns 128 q rows of one (batch, q head), walks the kv blocks and recomputes S, P, dP, dS,
+//    quantizes dS along s_kv and accumulates dQ += dS|kv K_col. 7 matmuls instead of 5, no atomics,
+//    no fp32 dQ workspace, the same bits every run (the deterministic attribute holds trivially).
+//  - delta = rowsum(dO * O) from the bf16 copies is a tiny pre-kernel into the workspace.
+//  - Warp specialization: one producer warpgroup copies the next step's bf16 tiles with cp.async into
+//    a double-buffered, 128-byte-swizzled stage and signals through named barriers; the two math
+//    warpgroups (64 rows each) issue wgmma and do the elementwise work. setmaxnreg moves registers
+//    from the producer to the math warpgroups, which hold dK and dV (or dQ) in registers.
+//  - P and dS go from the accumulator of one wgmma straight into the A registers of the next
+//    (kernels/ptx/wgmma_bf16.cuh): the fp32 accumulator pairs of columns 16k..16k+15 are the A
+//    fragment of K step k. The 32-blocks of the dS quantization (32 columns of the accumulator row)
+//    live in one quad of lanes, so the block maximum is two shuffles.
+//  - P*p_scale is rounded to E4M3 and the E4M3 value (exact in bf16) enters the dV product; dV is
+//    multiplied by 1/p_scale once in fp32 at the end, so any p_scale is exact.
+// Sequence blocks start at multiples of 64, so a 32-block of dS never straddles two steps and the
+// 32-blocks are aligned to position 0 of each sequence like the oracle's. Positions past a sequence
+// are zeros in the workspace; masked entries of P and dS are exactly 0.
+#include <cstdint>
+
+#include "common/fp8.cuh"
+#include "common/quant_math.cuh"
+#include "core/layout.h"
+#include "mxq/mxq.h"
+#include "ptx/async_copy.cuh"
+#include "ptx/wgmma_bf16.cuh"
+#include "sm90/attention_bwd_params.cuh"
+
+namespace mxq {
+namespace sm90attn {
+
+using dev::Fp8;
+using P = AttnBwdSm90Params;
+
+// [[maybe_unused]]: the generic compute_90 pass compiles the wgmma kernels out (see the entries).
+[[maybe_unused]] constexpr int kRows = kAttnBwdRowsPerCta;  // 128
+constexpr int kStep = kAttnBwdStepRows;                     // 64
+[[maybe_unused]] constexpr int kStages = kAttnBwdStages;    // 2
+[[maybe_unused]] constexpr int kThreads = kAttnBwdThreads;  // 384
+[[maybe_unused]] constexpr int kMathThreads = 256;
+[[maybe_unused]] constexpr float kLog2e = 1.4426950408889634f;
+// Named barriers (0 is __syncthreads): stage s is full / empty.
+[[maybe_unused]] constexpr int kBarFull = 1, kBarEmpty = 3;
+
+__device__ __forceinline__ void bar_sync(int id, int count) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+__device__ __forceinline__ void bar_arrive(int id, int count) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+
+// Positions of one (b, h) sequence: memory row of position s is base + s * rstride, s < len.
+struct Seq {
+  int64_t base, rstride, len;
+};
+__device__ __forceinline__ Seq seq_of(const P& p, bool q_side, int64_t b, int64_t h) {
+  const int64_t H = q_side ? p.heads_q : p.heads_kv;
+  const int64_t S = q_side ? p.seqlen_q : p.seqlen_kv;
+  const int32_t* cu = q_side ? p.cu_q : p.cu_kv;
+  int64_t start = b * S, len = S;
+  if (cu) {
+    // Malformed offsets are clamped (start >= 0, 0 <= length <= S_max) so no index leaves a sequence.
+    const int64_t c0 = cu[b], c1 = cu[b + 1];
+    start = c0 < 0 ? 0 : c0;
+    len = c1 - start;
+    len = len < 0 ? 0 : len > S ? S : len;
+  }
+  if (p.bshd) return {start * H + h, H, len};
+  return {(b * H + h) * S, 1, len};
+}
+
+// Scale byte of (row, 32-block c) of a tensor quantized along D.
+__device__ __forceinline__ int64_t d_scale_off(const P& p, int64_t row, int64_t c) {
+  return p.swizzled ? layout::swizzled_offset(row, c, p.d_scale_ld) : row * p.d_scale_ld + c;
+}
+
+// 8 E4M3 codes times one scale multiplier -> 8 bf16 (exact while in bf16's range).
+__device__ __forceinline__ uint32_t dq2(uint32_t pair, float m) {
+  float a, b;
+  dev::fp8x2_to_f32x2<Fp8::E4M3>(static_cast<uint16_t>(pair), a, b);
+  return dev::f32x2_to_bf16x2(__fmul_rn(a, m), __fmul_rn(b, m));
+}
+__device__ __forceinline__ uint4 dequant8(uint2 raw, float m) {
+  return make_uint4(dq2(raw.x & 0xFFFFu, m), dq2(raw.x >> 16, m), dq2(raw.y & 0xFFFFu, m), dq2(raw.y >> 16, m));
+}
+
+// Positions s0..s0+63 of a tensor quantized along S (scales per (d, s/32) in the (b, h) entry at
+// `entry`, row stride `ld`) -> the transposed bf16 tile [D rows][64 positions] in shared memory,
+// 128-byte swizzled. Thread (dg = t/8, sg = t%8), t < D, owns positions 8sg..8sg+7 of channels
+// 8dg..8dg+7: eight 8-byte loads, eight scale bytes (16 apart swizzled, ld apart linear: the eight
+// channels share the 32-block), then one 16-byte store per channel row (the 8 threads of a channel
+// row fill its 128 bytes). Positions past the sequence are zeros.
+template <int D>
+__device__ __forceinline__ void load_col_tile(uint8_t* tile, const uint8_t* __restrict__ data,
+                                              const uint8_t* __restrict__ sc, int64_t entry, int64_t ld, bool swz,
+                                              const Seq& sq, int64_t s0, int t) {
+  if (t >= D) return;
+  const int dg = t >> 3, sg = t & 7;
+  const int64_t sb = s0 + sg * 8, d0 = dg * 8;
+  uint32_t lo[8], hi[8];
+  float m[8];
+#pragma unroll
+  for (int k = 0; k < 8; ++k) {
+    lo[k] = hi[k] = 0u;
+    if (sb + k < sq.len) {
+      const uint2 raw = __ldg(reinterpret_cast<const uint2*>(data + (sq.base + (sb + k) * sq.rstride) * D + d0));
+      lo[k] = raw.x;
+      hi[k] = raw.y;
+    }
+  }
+  const bool any = sb < sq.len;
+  const int64_t c = sb / 32;
+  const uint8_t* sp = sc + entry + (swz ? layout::swizzled_offset(d0, c, ld) : d0 * ld + c);
+  const int64_t dstride = swz ? 16 : ld;
+#pragma unroll
+  for (int dd = 0; dd < 8; ++dd) m[dd] = any ? dev::ue8m0_to_f32(__ldg(sp + dd * dstride)) : 0.0f;
+#pragma unroll
+  for (int dd = 0; dd < 8; ++dd) {
+    const uint32_t* src = dd < 4 ? lo : hi;
+    const uint32_t sel = static_cast<uint32_t>(dd & 3) | (static_cast<uint32_t>((dd & 3) + 4) << 4);
+    uint32_t w[4];
+#pragma unroll
+    for (int pp = 0; pp < 4; ++pp) w[pp] = dq2(__byte_perm(src[2 * pp], src[2 * pp + 1], sel), m[dd]);
+    *reinterpret_cast<uint4*>(tile + ptx::sw128_offset(static_cast<uint32_t>(d0 + dd), static_cast<uint32_t>(sg))) =
+        make_uint4(w[0], w[1], w[2], w[3]);
+  }
+}
+
+// ---- bf16 workspace -> 128-byte-swizzled shared memory (cp.async, 16-byte chunks) ---------------
+// ROWS rows of a [S_pad][D] operand starting at `src` -> K-major tile, 64-column panels.
+template <int ROWS, int D, int NT>
+__device__ __forceinline__ void copy_rows(uint8_t* tile, const uint16_t* src, int t) {
+  constexpr int kChunksPerRow = D / 8, kChunks = ROWS * kChunksPerRow;
+  const uint32_t base = ptx::smem_addr(tile);
+#pragma unroll 4
+  for (int u = t; u < kChunks; u += NT) {
+    const int r = u / kChunksPerRow, c = u % kChunksPerRow;
+    ptx::cp_async_16_zfill(base + (c / 8) * (ROWS * 128) + ptx::sw128_offset(r, c % 8), src + r * D + c * 8, true);
+  }
+}
+// 64 positions of a transposed [D][S_pad] operand starting at `src` (row stride spad) -> [D][64] tile.
+template <int D>
+__device__ __forceinline__ void copy_cols(uint8_t* tile, const uint16_t* src, int64_t spad, int t) {
+  const uint32_t base = ptx::smem_addr(tile);
+#pragma unroll 4
+  for (int u = t; u < D * 8; u += 128) {
+    const int d = u >> 3, c = u & 7;
+    ptx::cp_async_16_zfill(base + ptx::sw128_offset(d, c), src + d * spad + c * 8, true);
+  }
+}
+// One fp32 (LSE or delta) by a 4-byte cp.async, zero when !valid.
+__device__ __forceinline__ void cp_async_4_zfill(uint32_t dst, const float* src, bool valid) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 4 : 0) : "memory");
+}
+
+// 2^x, the hardware approximation (relative error ~2^-22; subnormal results kept).
+__device__ __forceinline__ float ex2(float x) {
+  float y;
+  asm("ex2.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// int64 -> int32 for tile-local mask arithmetic (|bounds| far beyond a tile saturate harmlessly).
+__device__ __forceinline__ int clamp32(int64_t v) {
+  return static_cast<int>(v < -(int64_t(1) << 30) ? -(int64_t(1) << 30) : v > (int64_t(1) << 30) ? (int64_t(1) << 30) : v);
+}
+
+// fp32 pair -> E4M3 (RNE, satfinite) -> the E4M3 values as a bf16 pair (exact).
+__device__ __forceinline__ uint32_t e4m3_round_bf16x2(float a, float b) {
+  return dq2(dev::f32x2_to_fp8x2_satfinite<Fp8::E4M3>(a, b), 1.0f);
+}
+
+// Given the 32 fp32 accumulator values of a 64x64 tile (rows r0, r0+8; the layout of
+// wgmma_bf16.cuh), MXFP8-quantizes each row's two 32-column blocks (E4M3, RCEIL, the quantizer's
+// arithmetic: cpu mx_roundtrip) and returns the dequantized values as bf16 A fragments.
+__device__ __forceinline__ void mx_rows_to_frags(const float (&x)[32], uint32_t (&a)[4][4]) {
+#pragma unroll
+  for (int blk = 0; blk < 2; ++blk) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      float amax = 0.0f;
+#pragma unroll
+      for (int jj = 4 * blk; jj < 4 * blk + 4; ++jj)
+        amax = fmaxf(amax, fmaxf(fabsf(x[4 * jj + 2 * half]), fabsf(x[4 * jj + 2 * half + 1])));
+      amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 1));
+      amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 2));
+      const uint32_t e = dev::scale_exponent<Fp8::E4M3>(amax, MXQ_SCALE_MODE_RCEIL);
+      const float inv = dev::scale_inverse(e);
+      const float m = dev::ue8m0_to_f32(static_cast<uint8_t>(e));
+#pragma unroll
+      for (int jj = 4 * blk; jj < 4 * blk + 4; ++jj) {
+        const uint16_t q = dev::f32x2_to_fp8x2_satfinite<Fp8::E4M3>(__fmul_rn(x[4 * jj + 2 * half], inv),
+                                                                    __fmul_rn(x[4 * jj + 2 * half + 1], inv));
+        // accumulator pair index (4 jj + 2 half) / 2 -> fragment [k = jj/2][(jj%2)*2 + half]
+        a[jj >> 1][(jj & 1) * 2 + half] = dq2(q, m);
+      }
+    }
+  }
+}
+
+__device__ __forceinline__ uint64_t desc(uint32_t addr) { return ptx::smem_desc_sw128(addr); }
+
+// ---- delta = rowsum(dO * O), fp32, into the workspace ------------------------------------------
+template <int D>
+__device__ __forceinline__ void delta_body(const P& p) {
+  constexpr int kTpr = D / 8;                                 // threads per row, 8 bf16 each
+  constexpr int kRowsPerBlock = kAttnBwdDeltaThreads / kTpr;
+  const int64_t b = blockIdx.z, h = blockIdx.y;
+  const Seq sq = seq_of(p, true, b, h);
+  const int64_t s = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kTpr;
+  const int part = threadIdx.x % kTpr;
+  float acc = 0.0f;
+  if (s < sq.len) {
+    const int64_t row = sq.base + s * sq.rstride;
+    const uint4 o = __ldg(reinterpret_cast<const uint4*>(p.o_bf16 + row * D) + part);
+    const uint4 g = __ldg(reinterpret_cast<const uint4*>(p.dout_bf16 + row * D) + part);
+    const uint32_t ow[4] = {o.x, o.y, o.z, o.w}, gw[4] = {g.x, g.y, g.z, g.w};
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      acc = fmaf(__uint_as_float(ow[k] << 16), __uint_as_float(gw[k] << 16), acc);
+      acc = fmaf(__uint_as_float(ow[k] & 0xFFFF0000u), __uint_as_float(gw[k] & 0xFFFF0000u), acc);
+    }
+  }
+#pragma unroll
+  for (int o = kTpr / 2; o > 0; o >>= 1) acc += __shfl_xor_sync(0xFFFFFFFFu, acc, o);
+  if (part == 0 && s < sq.len) p.delta[(b * p.heads_q + h) * p.seqlen_q + s] = acc;
+}
+
+// ---- prep: the seven FP8 operands -> bf16 workspace, once --------------------------------------
+// blockIdx.z picks the operand (kPrep* below), blockIdx.y the (b, h) of its side, blockIdx.x a block
+// of 64 positions of S_pad. Positions past the sequence are written as zeros.
+enum PrepOperand { kPrepQ, kPrepDO, kPrepK, kPrepV, kPrepQt, kPrepDOt, kPrepKt, kPrepCount };
+
+template <int D>
+__device__ __forceinline__ void prep_body(const P& p) {
+  __shared__ alignas(1024) uint8_t tile[D * 128];
+  const int op = blockIdx.z;
+  const bool q_side = op == kPrepQ || op == kPrepDO || op == kPrepQt || op == kPrepDOt;
+  const int64_t H = q_side ? p.heads_q : p.heads_kv;
+  const int64_t bh = blockIdx.y;
+  const int64_t spad = q_side ? p.sq_pad : p.skv_pad;
+  const int64_t s0 = static_cast<int64_t>(blockIdx.x) * kStep;
+  if (bh >= p.batch * H || s0 >= spad) return;
+  const int64_t b = bh / H, h = bh % H;
+  const Seq sq = seq_of(p, q_side, b, h);
+  const uint8_t* data;
+  const uint8_t* sc;
+  uint16_t* out;
+  switch (op) {
+    case kPrepQ: data = p.q, sc = p.q_sc, out = p.w_q; break;
+    case kPrepDO: data = p.dout, sc = p.dout_sc, out = p.w_do; break;
+    case kPrepK: data = p.k, sc = p.k_sc, out = p.w_k; break;
+    case kPrepV: data = p.v, sc = p.v_sc, out = p.w_v; break;
+    case kPrepQt: data = p.qt, sc = p.qt_sc, out = p.w_qt; break;
+    case kPrepDOt: data = p.doutt, sc = p.doutt_sc, out = p.w_dot; break;
+    default: data = p.kt, sc = p.kt_sc, out = p.w_kt; break;
+  }
+  if (op <= kPrepV) {
+    // [S_pad][D] rows: 8 elements per unit, 16-byte coalesced stores.
+    constexpr int kUnitsPerRow = D / 8;
+    for (int u = threadIdx.x; u < kStep * kUnitsPerRow; u += kAttnBwdPrepThreads) {
+      const int r = u / kUnitsPerRow, c8 = u % kUnitsPerRow;
+      const int64_t s = s0 + r;
+      uint4 v = make_uint4(0u, 0u, 0u, 0u);
+      if (s < sq.len) {
+        const int64_t row = sq.base + s * sq.rstride;
+        const uint2 raw = __ldg(reinterpret_cast<const uint2*>(data + row * D + c8 * 8));
+        v = dequant8(raw, dev::ue8m0_to_f32(__ldg(sc + d_scale_off(p, row, c8 / 4))));
+      }
+      *reinterpret_cast<uint4*>(out + (bh * spad + s) * D + c8 * 8) = v;
+    }
+  } else {
+    // [D][S_pad]: dequantize the transposed 64-position tile in shared memory, then write 128-byte rows.
+    const int64_t entry = bh * (q_side ? p.q_s_entry : p.kv_s_entry);
+    const int64_t ld = q_side ? p.q_s_scale_ld : p.kv_s_scale_ld;
+    load_col_tile<D>(tile, data, sc, entry, ld, p.swizzled != 0, sq, s0, threadIdx.x);
+    __syncthreads();
+    for (int u = threadIdx.x; u < D * 8; u += kAttnBwdPrepThreads) {
+      const int d = u >> 3, c = u & 7;
+      *reinterpret_cast<uint4*>(out + (bh * D + d) * spad + s0 + c * 8) =
+          *reinterpret_cast<const uint4*>(tile + ptx::sw128_offset(static_cast<uint32_t>(d), static_cast<uint32_t>(c)));
+    }
+  }
+}
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+// ---- dK / dV ----------------------------------------------------------------------------------
+template <int D>
+__device__ __forceinline__ void dkv_body(const P& p) {
+  extern __shared__ uint8_t smem_raw[];
+  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  constexpr int kRowTile = kRows * D * 2, kStepTile = kStep * D * 2;
+  uint8_t* k_tile = smem;
+  uint8_t* v_tile = k_tile + kRowTile;
+  uint8_t* stage0 = v_tile + kRowTile;  // per stage: Q, dO, Q_col^T, dO_col^T (bf16)
+  float* small = reinterpret_cast<float*>(stage0 + kStages * 4 * kStepTile);  // [stage][lse 64 | delta 64]
+
+  const int tid = threadIdx.x;
+  const int64_t b = blockIdx.z, hk = blockIdx.y;
+  const int64_t j0 = static_cast<int64_t>(blockIdx.x) * kRows;
+  const Seq kvs = seq_of(p, false, b, hk);
+  if (j0 >= kvs.len) return;  // varlen: past this sequence (uniform over the CTA)
+  const int64_t lq = seq_of(p, true, b, 0).len, lk = kvs.len;
+  const int64_t off = p.mask == MXQ_ATTN_MASK_CAUSAL_BOTTOM_RIGHT ? lk - lq : 0;
+  const int64_t nqb = (lq + kStep - 1) / kStep;
+  int64_t qb_first = 0;
+  if (p.mask != MXQ_ATTN_MASK_NONE) qb_first = j0 - off > 0 ? (j0 - off) / kStep : 0;
+  const int64_t per_head = nqb > qb_first ? nqb - qb_first : 0;
+  const int64_t n_iters = per_head * p.group;
+  const int64_t bhk = b * p.heads_kv + hk;
+
+  // Resident K and V, all 384 threads.
+  copy_rows<kRows, D, kThreads>(k_tile, p.w_k + (bhk * p.skv_pad + j0) * D, tid);
+  copy_rows<kRows, D, kThreads>(v_tile, p.w_v + (bhk * p.skv_pad + j0) * D, tid);
+  ptx::cp_async_commit();
+  ptx::cp_async_wait<0>();
+  ptx::fence_proxy_async_shared();
+  __syncthreads();
+
+  if (tid >= kMathThreads) {
+    // ---- producer warpgroup: cp.async of the next step, one stage ahead ----
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+    const int t = tid - kMathThreads;
+    for (int64_t it = 0; it < n_iters; ++it) {
+      const int st = static_cast<int>(it & 1);
+      if (it >= 1) {  // publish step it-1 as soon as it has landed, before waiting for a free stage
+        ptx::cp_async_wait<0>();
+        ptx::fence_proxy_async_shared();
+        bar_arrive(kBarFull + ((it - 1) & 1), kThreads);
+      }
+      if (it >= kStages) bar_sync(kBarEmpty + st, kThreads);
+      const int64_t bh = b * p.heads_q + hk * p.group + it / per_head;
+      const int64_t i0 = (qb_first + it % per_head) * kStep;
+      uint8_t* stg = stage0 + st * 4 * kStepTile;
+      copy_rows<kStep, D, 128>(stg, p.w_q + (bh * p.sq_pad + i0) * D, t);
+      copy_rows<kStep, D, 128>(stg + kStepTile, p.w_do + (bh * p.sq_pad + i0) * D, t);
+      copy_cols<D>(stg + 2 * kStepTile, p.w_qt + bh * D * p.sq_pad + i0, p.sq_pad, t);
+      copy_cols<D>(stg + 3 * kStepTile, p.w_dot + bh * D * p.sq_pad + i0, p.sq_pad, t);
+      if (t < 2 * kStep) {
+        const int64_t s = i0 + (t & 63);
+        const float* src = (t < kStep ? p.lse : p.delta) + bh * p.seqlen_q + s;
+        cp_async_4_zfill(ptx::smem_addr(small + st * 128 + t), s < lq ? src : p.lse, s < lq);
+      }
+      ptx::cp_async_commit();
+    }
+    if (n_iters > 0) {
+      ptx::cp_async_wait<0>();
+      ptx::fence_proxy_async_shared();
+      bar_arrive(kBarFull + ((n_iters - 1) & 1), kThreads);
+    }
+    return;
+  }
+
+  // ---- math warpgroups: 64 kv rows each ----
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+  const int wg = tid >> 7, t = tid & 127, w = t >> 5, l = t & 31;
+  const int r0 = 16 * w + (l >> 2);
+  const int64_t jw = j0 + wg * 64;  // the warpgroup's first kv row
+  const int64_t ja = jw + r0, jb = ja + 8;  // the thread's two kv positions
+  const uint32_t k_addr = ptx::smem_addr(k_tile) + wg * 64 * 128;
+  const uint32_t v_addr = ptx::smem_addr(v_tile) + wg * 64 * 128;
+  const int lim_k = clamp32(lk - jw);
+  float dk[D / 2], dv[D / 2];
+#pragma unroll
+  for (int i = 0; i < D / 2; ++i) dk[i] = dv[i] = 0.0f;
+
+  for (int64_t it = 0; it < n_iters; ++it) {
+    const int st = static_cast<int>(it & 1);
+    const int64_t i0 = (qb_first + it % per_head) * kStep;
+    uint8_t* stg = stage0 + st * 4 * kStepTile;
+    const uint32_t q_addr = ptx::smem_addr(stg), do_addr = q_addr + kStepTile;
+    const uint32_t qc_addr = q_addr + 2 * kStepTile, doc_addr = q_addr + 3 * kStepTile;
+    const float* lse = small + st * 128;
+    const float* dlt = lse + 64;
+    // Tile-local mask: entry (row r, column c) is visible iff c < lim_q, r < lim_k and (no mask or r <= c + lim_c).
+    const bool full = i0 + kStep <= lq && jw + 64 <= lk && (p.mask == MXQ_ATTN_MASK_NONE || jw + 63 <= i0 + off);
+    const int lim_q = clamp32(lq - i0), lim_c = clamp32(i0 + off - jw);
+    const bool causal = p.mask != MXQ_ATTN_MASK_NONE;
+    bar_sync(kBarFull + st, kThreads);
+
+    float s[32], dp[32];
+    ptx::wgmma_fence();
+#pragma unroll
+    for (int k = 0; k < D / 16; ++k) {
+      const uint32_t ko = (k >> 2) * (kRows * 128) + (k & 3) * 32, qo = (k >> 2) * (kStep * 128) + (k & 3) * 32;
+      ptx::wgmma_bf16_ss<64, 0>(s, desc(k_addr + ko), desc(q_addr + qo), k > 0);
+    }
+    ptx::wgmma_commit();
+#pragma unroll
+    for (int k = 0; k < D / 16; ++k) {
+      const uint32_t ko = (k >> 2) * (kRows * 128) + (k & 3) * 32, qo = (k >> 2) * (kStep * 128) + (k & 3) * 32;
+      ptx::wgmma_bf16_ss<64, 0>(dp, desc(v_addr + ko), desc(do_addr + qo), k > 0);
+    }
+    ptx::wgmma_commit();
+
+    // P^T while dP^T is still on the tensor cores: entry idx is (kv row r0 / r0+8, q column col).
+    ptx::wgmma_wait<1>();
+    ptx::fence_acc(s);
+#pragma unroll
+    for (int jj = 0; jj < 8; ++jj) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int col = 8 * jj + 2 * (l & 3) + e;
+        const float lse_l2 = lse[col] * kLog2e;
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int idx = 4 * jj + 2 * half + e;
+          const int r = r0 + 8 * half;
+          const bool vis = full || (col < lim_q && r < lim_k && (!causal || r <= col + lim_c));
+          s[idx] = vis ? ex2(fmaf(s[idx], p.scale_log2, -lse_l2)) : -0.0f;  // -0: masked
+        }
+      }
+    }
+    ptx::wgmma_wait<0>();
+    ptx::fence_acc(dp);
+    // dS^T = P^T (dP^T - delta) * scale (0 where P is masked); Pq = E4M3(P * p_scale) as bf16 A fragments.
+    uint32_t pa[4][4], da[4][4];
+#pragma unroll
+    for (int jj = 0; jj < 8; ++jj) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const float delta = dlt[8 * jj + 2 * (l & 3) + e];
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int idx = 4 * jj + 2 * half + e;
+          dp[idx] = __fmul_rn(__fmul_rn(s[idx], __fsub_rn(dp[idx], delta)), p.softmax_scale);
+          if (__float_as_uint(s[idx]) == 0x80000000u) dp[idx] = 0.0f;  // masked: exactly 0, whatever dP is
+        }
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < 16; ++q)
+      pa[q >> 2][q & 3] = e4m3_round_bf16x2(__fmul_rn(s[2 * q], p.p_scale), __fmul_rn(s[2 * q + 1], p.p_scale));
+    // dV's products start while dS is quantized on the CUDA cores.
+    ptx::wgmma_fence();
+#pragma unroll
+    for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dv, pa[k], desc(doc_addr + k * 32), 1);
+    ptx::wgmma_commit();
+    mx_rows_to_frags(dp, da);
+    ptx::wgmma_fence();
+#pragma unroll
+    for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dk, da[k], desc(qc_addr + k * 32), 1);
+    ptx::wgmma_commit();
+    ptx::wgmma_wait<0>();
+    ptx::fence_acc(dv);
+    ptx::fence_acc(dk);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {  // the A registers stay live until the wgmmas reading them are done
+      ptx::fence_regs(pa[k]);
+      ptx::fence_regs(da[k]);
+    }
+    if (it + kStages < n_iters) bar_arrive(kBarEmpty + st, kThreads);
+  }
+
+  // Epilogue: bf16 pairs straight from the accumulators; rows past the sequence are not written.
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int64_t j = half ? jb : ja;
+    if (j >= lk) continue;
+    const int64_t row = kvs.base + j * kvs.rstride;
+#pragma unroll
+    for (int jj = 0; jj < D / 8; ++jj) {
+      const int x = 8 * jj + 2 * (l & 3);
+      const int idx = 4 * jj + 2 * half;
+      *reinterpret_cast<uint32_t*>(p.dk + row * D + x) = dev::f32x2_to_bf16x2(dk[idx], dk[idx + 1]);
+      *reinterpret_cast<uint32_t*>(p.dv + row * D + x) =
+          dev::f32x2_to_bf16x2(__fmul_rn(dv[idx], p.inv_p_scale), __fmul_rn(dv[idx + 1], p.inv_p_scale));
+    }
+  }
+}
+
+// ---- dQ ---------------------------------------------------------------------------------------
+template <int D>
+__device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
+  extern __shared__ uint8_t smem_raw[];
+  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  constexpr int kRowTile = kRows * D * 2, kStepTile = kStep * D * 2;
+  uint8_t* q_tile = smem;
+  uint8_t* do_tile = q_tile + kRowTile;
+  uint8_t* stage0 = do_tile + kRowTile;  // per stage: K, V, K_col^T (bf16)
+  float* small = reinterpret_cast<float*>(stage0 + kStages * 3 * kStepTile);  // lse [128], delta [128]
+
+  const int tid = threadIdx.x;
+  const int64_t b = blockIdx.z, h = blockIdx.y, hk = h / p.group;
+  const int64_t i0 = qblock * kRows;
+  const Seq qs = seq_of(p, true, b, h);
+  if (i0 >= qs.len) return;
+  const Seq kvs = seq_of(p, false, b, hk);
+  const int64_t lq = qs.len, lk = kvs.len;
+  const int64_t off = p.mask == MXQ_ATTN_MASK_CAUSAL_BOTTOM_RIGHT ? lk - lq : 0;
+  int64_t n_iters = (lk + kStep - 1) / kStep;
+  if (p.mask != MXQ_ATTN_MASK_NONE) {
+    const int64_t i_last = (i0 + kRows < lq ? i0 + kRows : lq) - 1;
+    const int64_t reach = i_last + off;  // last visible key of the block's last query
+    const int64_t nb = reach >= 0 ? reach / kStep + 1 : 0;
+    n_iters = nb < n_iters ? nb : n_iters;
+  }
+  const int64_t bh = b * p.heads_q + h, bhk = b * p.heads_kv + hk;
+
+  copy_rows<kRows, D, kThreads>(q_tile, p.w_q + (bh * p.sq_pad + i0) * D, tid);
+  copy_rows<kRows, D, kThreads>(do_tile, p.w_do + (bh * p.sq_pad + i0) * D, tid);
+  ptx::cp_async_commit();
+  if (tid < kRows) {
+    const int64_t s = i0 + tid;
+    const int64_t li = bh * p.seqlen_q + s;
+    small[tid] = s < lq ? __ldg(p.lse + li) * kLog2e : 0.0f;
+    small[kRows + tid] = s < lq ? __ldg(p.delta + li) : 0.0f;
+  }
+  ptx::cp_async_wait<0>();
+  ptx::fence_proxy_async_shared();
+  __syncthreads();
+
+  if (tid >= kMathThreads) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+    const int t = tid - kMathThreads;
+    for (int64_t it = 0; it < n_iters; ++it) {
+      const int st = static_cast<int>(it & 1);
+      if (it >= 1) {
+        ptx::cp_async_wait<0>();
+        ptx::fence_proxy_async_shared();
+        bar_arrive(kBarFull + ((it - 1) & 1), kThreads);
+      }
+      if (it >= kStages) bar_sync(kBarEmpty + st, kThreads);
+      const int64_t j0 = it * kStep;
+      uint8_t* stg = stage0 + st * 3 * kStepTile;
+      copy_rows<kStep, D, 128>(stg, p.w_k + (bhk * p.skv_pad + j0) * D, t);
+      copy_rows<kStep, D, 128>(stg + kStepTile, p.w_v + (bhk * p.skv_pad + j0) * D, t);
+      copy_cols<D>(stg + 2 * kStepTile, p.w_kt + bhk * D * p.skv_pad + j0, p.skv_pad, t);
+      ptx::cp_async_commit();
+    }
+    if (n_iters > 0) {
+      ptx::cp_async_wait<0>();
+      ptx::fence_proxy_async_shared();
+      bar_arrive(kBarFull + ((n_iters - 1) & 1), kThreads);
+    }
+    return;
+  }
+
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+  const int wg = tid >> 7, t = tid & 127, w = t >> 5, l = t & 31;
+  const int r0 = 16 * w + (l >> 2);
+  const int64_t iw = i0 + wg * 64;  // the warpgroup's first query row
+  const int64_t ia = iw + r0, ib = ia + 8;
+  const float lse_a = small[wg * 64 + r0], lse_b = small[wg * 64 + r0 + 8];
+  const float dl_a = small[kRows + wg * 64 + r0], dl_b = small[kRows + wg * 64 + r0 + 8];
+  const uint32_t q_addr = ptx::smem_addr(q_tile) + wg * 64 * 128;
+  const uint32_t do_addr = ptx::smem_addr(do_tile) + wg * 64 * 128;
+  const int lim_i = clamp32(lq - iw);
+  const bool causal = p.mask != MXQ_ATTN_MASK_NONE;
+  float dq[D / 2];
+#pragma unroll
+  for (int i = 0; i < D / 2; ++i) dq[i] = 0.0f;
+
+  for (int64_t it = 0; it < n_iters; ++it) {
+    const int st = static_cast<int>(it & 1);
+    const int64_t jbase = it * kStep;
+    const uint32_t k_addr = ptx::smem_addr(stage0 + st * 3 * kStepTile);
+    const uint32_t v_addr = k_addr + kStepTile, kc_addr = k_addr + 2 * kStepTile;
+    // Tile-local mask: entry (row r, column c) is visible iff r < lim_i, c < lim_j and (no mask or c <= r + lim_c).
+    const bool full = iw + 64 <= lq && jbase + kStep <= lk && (!causal || jbase + kStep - 1 <= iw + off);
+    const int lim_j = clamp32(lk - jbase), lim_c = clamp32(iw + off - jbase);
+    bar_sync(kBarFull + st, kThreads);
+
+    float s[32], dp[32];
+    ptx::wgmma_fence();
+#pragma unroll
+    for (int k = 0; k < D / 16; ++k) {
+      const uint32_t ao = (k >> 2) * (kRows * 128) + (k & 3) * 32, bo = (k >> 2) * (kStep * 128) + (k & 3) * 32;
+      ptx::wgmma_bf16_ss<64, 0>(s, desc(q_addr + ao), desc(k_addr + bo), k > 0);
+    }
+    ptx::wgmma_commit();
+#pragma unroll
+    for (int k = 0; k < D / 16; ++k) {
+      const uint32_t ao = (k >> 2) * (kRows * 128) + (k & 3) * 32, bo = (k >> 2) * (kStep * 128) + (k & 3) * 32;
+      ptx::wgmma_bf16_ss<64, 0>(dp, desc(do_addr + ao), desc(v_addr + bo), k > 0);
+    }
+    ptx::wgmma_commit();
+
+    // P while dP is still on the tensor cores.
+    ptx::wgmma_wait<1>();
+    ptx::fence_acc(s);
+#pragma unroll
+    for (int jj = 0; jj < 8; ++jj) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int c = 8 * jj + 2 * (l & 3) + e;
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int idx = 4 * jj + 2 * half + e;
+          const int r = r0 + 8 * half;
+          const bool vis = full || (r < lim_i && c < lim_j && (!causal || c <= r + lim_c));
+          s[idx] = vis ? ex2(fmaf(s[idx], p.scale_log2, -(half ? lse_b : lse_a))) : -0.0f;  // -0: masked
+        }
+      }
+    }
+    ptx::wgmma_wait<0>();
+    ptx::fence_acc(dp);
+#pragma unroll
+    for (int idx = 0; idx < 32; ++idx) {
+      const float delta = (idx & 2) ? dl_b : dl_a;  // idx = 4 jj + 2 half + e
+      dp[idx] = __fmul_rn(__fmul_rn(s[idx], __fsub_rn(dp[idx], delta)), p.softmax_scale);
+      if (__float_as_uint(s[idx]) == 0x80000000u) dp[idx] = 0.0f;  // masked: exactly 0, whatever dP is
+    }
+    uint32_t da[4][4];
+    mx_rows_to_frags(dp, da);
+
+    ptx::wgmma_fence();
+#pragma unroll
+    for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dq, da[k], desc(kc_addr + k * 32), 1);
+    ptx::wgmma_commit();
+    ptx::wgmma_wait<0>();
+    ptx::fence_acc(dq);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) ptx::fence_regs(da[k]);
+    if (it + kStages < n_iters) bar_arrive(kBarEmpty + st, kThreads);
+  }
+
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int64_t i = half ? ib : ia;
+    if (i >= lq) continue;
+    const int64_t row = qs.base + i * qs.rstride;
+#pragma unroll
+    for (int jj = 0; jj < D / 8; ++jj) {
+      const int x = 8 * jj + 2 * (l & 3);
+      const int idx = 4 * jj + 2 * half;
+      *reinterpret_cast<uint32_t*>(p.dq + row * D + x) = dev::f32x2_to_bf16x2(dq[idx], dq[idx + 1]);
+    }
+  }
+}
+
+#endif  // __CUDA_ARCH_FEAT_SM90_ALL
+
+template <int D>
+__device__ __forceinline__ void dkv_entry(const P& p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  dkv_body<D>(p);
+#else
+  // Generic PTX build (compute_90 without 'a'): no wgmma; the launcher never selects this kernel
+  // on such a device, and a stray launch fails loudly rather than silently.
+  __trap();
+#endif
+}
+template <int D>
+__device__ __forceinline__ void dq_entry(const P& p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  // Causal masks give later q blocks more work: launch them first.
+  const int64_t nqb = gridDim.x;
+  dq_body<D>(p, p.mask != MXQ_ATTN_MASK_NONE ? nqb - 1 - blockIdx.x : blockIdx.x);
+#else
+  __trap();
+#endif
+}
+
+}  // namespace sm90attn
+}  // namespace mxq
+
+// extern "C" entry points, looked up by name from the embedded image (src/cuda/op_attention_bwd.cpp).
+#define MXQ_ATTN_BWD_ENTRIES(D)                                                                              \
+  extern "C" __global__ void __launch_bounds__(mxq::kAttnBwdDeltaThreads)                                    \
+      mxq_attn_bwd_sm90_delta_d##D(const mxq::AttnBwdSm90Params p) {                                         \
+    mxq::sm90attn::delta_body<D>(p);                                                                         \
+  }                                                                                                          \
+  extern "C" __global__ void __launch_bounds__(mxq::kAttnBwdPrepThreads)                                     \
+      mxq_attn_bwd_sm90_prep_d##D(const mxq::AttnBwdSm90Params p) {                                          \
+    mxq::sm90attn::prep_body<D>(p);                                                                          \
+  }                                                                                                          \
+  extern "C" __global__ void __launch_bounds__(mxq::kAttnBwdThreads, 1)                                      \
+      mxq_attn_bwd_sm90_dkv_d##D(const mxq::AttnBwdSm90Params p) {                                           \
+    mxq::sm90attn::dkv_entry<D>(p);                                                                          \
+  }                                                                                                          \
+  extern "C" __global__ void __launch_bounds__(mxq::kAttnBwdThreads, 1)                                      \
+      mxq_attn_bwd_sm90_dq_d##D(const mxq::AttnBwdSm90Params p) {                                            \
+    mxq::sm90attn::dq_entry<D>(p);                                                                           \
+  }
+
+MXQ_ATTN_BWD_ENTRIES(64)
+MXQ_ATTN_BWD_ENTRIES(128)

@@ -1,0 +1,86 @@
+// Parameters of the sm_90a MXFP8 attention backward kernels (kernels/sm90/attention_bwd.cu): a plain
+// struct that crosses from the host launcher (src/cuda/op_attention_bwd.cpp, compiled by the host
+// compiler, so this header holds no CUDA constructs) to the device by value, and the geometry both
+// sides must agree on. The launcher resolves every extent and stride from the plan; the kernels
+// only index, with the scale formulas of core/layout.h.
+#pragma once
+
+#include <cstdint>
+
+namespace mxq {
+
+struct AttnBwdSm90Params {
+  // Quantized along D (rowwise scales of the [rows, D] memory view).
+  const uint8_t* q;
+  const uint8_t* q_sc;
+  const uint8_t* k;
+  const uint8_t* k_sc;
+  const uint8_t* v;
+  const uint8_t* v_sc;
+  const uint8_t* dout;
+  const uint8_t* dout_sc;
+  // Quantized along S (batched [B*H] columnwise scales, r := d, c := s/32; data not transposed).
+  const uint8_t* qt;
+  const uint8_t* qt_sc;
+  const uint8_t* kt;
+  const uint8_t* kt_sc;
+  const uint8_t* doutt;
+  const uint8_t* doutt_sc;
+  const uint16_t* o_bf16;     // O, bf16, Q's layout
+  const uint16_t* dout_bf16;  // dO, bf16
+  const float* lse;           // [B, Hq, Sq_max]
+  float* delta;               // workspace [B, Hq, Sq_max]: rowsum(dO * O) from the bf16 copies
+  // Workspace: the operands dequantized to bf16 once, per (b, h) entry of their side, positions past
+  // the sequence zero. Along D: [B*H][S_pad][D]; along S, transposed: [B*H][D][S_pad].
+  uint16_t* w_q;
+  uint16_t* w_do;
+  uint16_t* w_k;
+  uint16_t* w_v;
+  uint16_t* w_qt;
+  uint16_t* w_dot;
+  uint16_t* w_kt;
+  int64_t sq_pad, skv_pad;    // round_up(S_max, 128) of each side
+  uint16_t* dq;               // bf16, Q's layout
+  uint16_t* dk;               // bf16, K's layout
+  uint16_t* dv;               // bf16, V's layout
+  const int32_t* cu_q;        // varlen: [B + 1] sequence starts (device), else null
+  const int32_t* cu_kv;
+  int64_t batch, heads_q, heads_kv, seqlen_q, seqlen_kv;  // seqlens: the maxima with varlen
+  int32_t group;              // Hq / Hkv
+  int32_t mask;               // mxqAttentionMask_t
+  int32_t bshd;               // layout BSHD (else BHSD)
+  int32_t swizzled;           // scale layout SWIZZLED_128x4 (else LINEAR)
+  float softmax_scale;
+  float scale_log2;           // softmax_scale * log2(e)
+  float p_scale;
+  float inv_p_scale;          // 1 / p_scale, applied to dV once in fp32
+  int64_t d_scale_ld;         // scale columns per row along D: Cpad (swizzled) or ceil(D/32)
+  int64_t q_s_scale_ld;       // along S, Q side: Cpad of ceil(Sq/32) (swizzled) or ceil(Sq/32)
+  int64_t q_s_entry;          // bytes per (b, h) entry of a Q-side along-S scale tensor
+  int64_t kv_s_scale_ld;      // the same for the K/V side
+  int64_t kv_s_entry;
+};
+
+// Geometry. Every CTA of the two main kernels has one producer warpgroup (cp.async of bf16 tiles
+// from the workspace into 128-byte-swizzled shared memory) and two math warpgroups of 64 rows each.
+constexpr int kAttnBwdThreads = 384;
+constexpr int kAttnBwdRowsPerCta = 128;  // kv rows (dK/dV kernel) or q rows (dQ kernel) per CTA
+constexpr int kAttnBwdStepRows = 64;     // q rows (dK/dV) or kv rows (dQ) per pipeline step
+constexpr int kAttnBwdStages = 2;
+constexpr int kAttnBwdDeltaThreads = 256;
+constexpr int kAttnBwdPrepThreads = 256;
+constexpr int kAttnBwdPrepOperands = 7;  // Q, dO, K, V along D; Q, dO, K along S
+
+// Dynamic shared memory of each kernel for head dimension d (1 KiB alignment slack included):
+// dK/dV: resident K, V [128 x d] bf16; per stage Q, dO [64 x d] and Q_col^T, dO_col^T [d x 64] bf16
+//        and the stage's LSE/delta (2 x 64 fp32).
+// dQ:    resident Q, dO [128 x d] bf16 and LSE/delta of the 128 rows; per stage K, V [64 x d] and
+//        K_col^T [d x 64] bf16.
+constexpr int64_t attn_bwd_dkv_smem_bytes(int64_t d) {
+  return 1024 + 2 * kAttnBwdRowsPerCta * d * 2 + kAttnBwdStages * (4 * kAttnBwdStepRows * d * 2 + 2 * kAttnBwdStepRows * 4);
+}
+constexpr int64_t attn_bwd_dq_smem_bytes(int64_t d) {
+  return 1024 + 2 * kAttnBwdRowsPerCta * d * 2 + 2 * kAttnBwdRowsPerCta * 4 + kAttnBwdStages * 3 * kAttnBwdStepRows * d * 2;
+}
+
+}  // namespace mxq

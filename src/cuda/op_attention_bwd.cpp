@@ -1,0 +1,224 @@
+// Host side of the GPU attention backward: which plans the sm_90a kernels (kernels/sm90/attention_bwd.cu)
+// can run and why not otherwise, the workspace (delta = rowsum(dO * O), fp32 [B, Hq, Sq], and the seven
+// operands dequantized to bf16 once, 14 bytes per (b, h, position, channel) over both sides), the four
+// launches (delta, prep, dK/dV, dQ) and the registry entry. Everything the kernels need is resolved here
+// from the immutable plan, so Execute only fills pointers and launches: no allocation, no host
+// synchronization, capturable in a CUDA graph. The result does not depend on the launch order of
+// CTAs (no atomics), so the DETERMINISTIC attribute needs nothing extra.
+#include <algorithm>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/layout.h"
+#include "cuda/registry.h"
+#include "cuda/runtime.h"
+#include "sm90/attention_bwd_params.cuh"
+
+namespace mxq {
+namespace cuda {
+namespace {
+
+constexpr int64_t kMaxGridYZ = 65535;
+
+// Why the sm_90a backward kernels cannot run this plan, or "" when they can.
+std::string sm90_bwd_supports(const AttentionDesc& d, const DeviceInfo& dev) {
+  if (d.direction != MXQ_ATTN_BACKWARD) return "this is the GPU attention backward kernel; the plan is FORWARD";
+  if (d.qkv_dtype != MXQ_DTYPE_E4M3) return "operands must be E4M3 (E5M2 attention backward is not implemented)";
+  if (d.head_dim != 64 && d.head_dim != 128)
+    return fmt::format("head dim {} is not supported (64 and 128 are)", d.head_dim);
+  if (d.heads_q > kMaxGridYZ || d.batch > kMaxGridYZ || d.batch * d.heads_q > kMaxGridYZ)
+    return fmt::format("B = {} and Hq = {} must have B*Hq at most {} (grid dimensions)", d.batch, d.heads_q,
+                       kMaxGridYZ);
+  if (d.heads_q / d.heads_kv > (int64_t(1) << 30)) return "GQA group too large";
+  const int64_t smem = std::max(attn_bwd_dkv_smem_bytes(d.head_dim), attn_bwd_dq_smem_bytes(d.head_dim));
+  if (smem > dev.smem_optin)
+    return fmt::format("needs {} bytes of shared memory per block, the device allows {}", smem, dev.smem_optin);
+  return {};
+}
+
+class AttentionBwdSm90 final : public OpImpl {
+ public:
+  AttentionBwdSm90(const AttentionDesc& d, Device& dev) : d_(d), dev_(dev) {
+    const int dim = static_cast<int>(d.head_dim);
+    names_[0] = fmt::format("mxq_attn_bwd_sm90_delta_d{}", dim);
+    names_[1] = fmt::format("mxq_attn_bwd_sm90_dkv_d{}", dim);
+    names_[2] = fmt::format("mxq_attn_bwd_sm90_dq_d{}", dim);
+    names_[3] = fmt::format("mxq_attn_bwd_sm90_prep_d{}", dim);
+    for (int i = 0; i < 4; ++i) fn_[i] = dev.kernel(names_[i].c_str());
+
+    const bool swz = d.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
+    const int64_t dcols = layout::scale_cols(d.head_dim);
+    const int64_t qcols = layout::scale_cols(d.seqlen_q), kvcols = layout::scale_cols(d.seqlen_kv);
+    base_.batch = d.batch;
+    base_.heads_q = d.heads_q;
+    base_.heads_kv = d.heads_kv;
+    base_.seqlen_q = d.seqlen_q;
+    base_.seqlen_kv = d.seqlen_kv;
+    base_.group = static_cast<int32_t>(d.heads_q / d.heads_kv);
+    base_.mask = static_cast<int32_t>(d.mask);
+    base_.bshd = d.layout == MXQ_ATTN_LAYOUT_BSHD;
+    base_.swizzled = swz;
+    base_.softmax_scale = d.softmax_scale;
+    base_.scale_log2 = static_cast<float>(static_cast<double>(d.softmax_scale) * 1.4426950408889634);
+    base_.p_scale = d.p_scale;
+    base_.inv_p_scale = 1.0f / d.p_scale;
+    base_.d_scale_ld = swz ? layout::swz_cols(dcols) : dcols;
+    base_.q_s_scale_ld = swz ? layout::swz_cols(qcols) : qcols;
+    base_.q_s_entry = layout::scale_bytes(swz, d.head_dim, qcols);
+    base_.kv_s_scale_ld = swz ? layout::swz_cols(kvcols) : kvcols;
+    base_.kv_s_entry = layout::scale_bytes(swz, d.head_dim, kvcols);
+    base_.sq_pad = layout::round_up(d.seqlen_q, kAttnBwdRowsPerCta);
+    base_.skv_pad = layout::round_up(d.seqlen_kv, kAttnBwdRowsPerCta);
+    // Workspace: delta, then the q-side bf16 operands (Q, dO, Q_col^T, dO_col^T), then the kv side
+    // (K, V, K_col^T); every piece 256-byte aligned.
+    ws_delta_ = layout::round_up(d.batch * d.heads_q * d.seqlen_q * 4, 256);
+    ws_q_ = d.batch * d.heads_q * base_.sq_pad * d.head_dim * 2;
+    ws_kv_ = d.batch * d.heads_kv * base_.skv_pad * d.head_dim * 2;
+  }
+
+  std::string name() const override { return names_[1]; }
+  std::string reason() const override {
+    return "sm_90a: FP8 operands dequantized exactly to bf16 once (workspace), bf16 wgmma, deterministic "
+           "(dK/dV and dQ kernels, no atomics)";
+  }
+
+  size_t workspace_bytes() const override { return static_cast<size_t>(ws_delta_ + 4 * ws_q_ + 3 * ws_kv_); }
+
+  size_t required_alignment(mxqArgSlot_t slot) const override {
+    switch (slot) {
+      case MXQ_ARG_Q_DATA:
+      case MXQ_ARG_K_DATA:
+      case MXQ_ARG_V_DATA:
+      case MXQ_ARG_DO_DATA:
+      case MXQ_ARG_Q_T_DATA:
+      case MXQ_ARG_K_T_DATA:
+      case MXQ_ARG_DO_T_DATA:
+        return 8;  // 8-byte loads of 8 FP8 elements
+      case MXQ_ARG_O:
+      case MXQ_ARG_DO:
+        return 16;  // 16-byte loads of 8 bf16
+      case MXQ_ARG_DQ:
+      case MXQ_ARG_DK:
+      case MXQ_ARG_DV:
+        return 4;  // bf16 pairs
+      default:
+        return 1;
+    }
+  }
+
+  void run(const ExecArgs& args, void* workspace, size_t, mxqStream_t stream) const override {
+    AttnBwdSm90Params p = base_;
+    p.q = args.as<const uint8_t>(MXQ_ARG_Q_DATA);
+    p.q_sc = args.as<const uint8_t>(MXQ_ARG_Q_SCALES);
+    p.k = args.as<const uint8_t>(MXQ_ARG_K_DATA);
+    p.k_sc = args.as<const uint8_t>(MXQ_ARG_K_SCALES);
+    p.v = args.as<const uint8_t>(MXQ_ARG_V_DATA);
+    p.v_sc = args.as<const uint8_t>(MXQ_ARG_V_SCALES);
+    p.dout = args.as<const uint8_t>(MXQ_ARG_DO_DATA);
+    p.dout_sc = args.as<const uint8_t>(MXQ_ARG_DO_SCALES);
+    p.qt = args.as<const uint8_t>(MXQ_ARG_Q_T_DATA);
+    p.qt_sc = args.as<const uint8_t>(MXQ_ARG_Q_T_SCALES);
+    p.kt = args.as<const uint8_t>(MXQ_ARG_K_T_DATA);
+    p.kt_sc = args.as<const uint8_t>(MXQ_ARG_K_T_SCALES);
+    p.doutt = args.as<const uint8_t>(MXQ_ARG_DO_T_DATA);
+    p.doutt_sc = args.as<const uint8_t>(MXQ_ARG_DO_T_SCALES);
+    p.o_bf16 = args.as<const uint16_t>(MXQ_ARG_O);
+    p.dout_bf16 = args.as<const uint16_t>(MXQ_ARG_DO);
+    p.lse = args.as<const float>(MXQ_ARG_LSE);
+    p.dq = args.as<uint16_t>(MXQ_ARG_DQ);
+    p.dk = args.as<uint16_t>(MXQ_ARG_DK);
+    p.dv = args.as<uint16_t>(MXQ_ARG_DV);
+    p.cu_q = d_.varlen ? args.as<const int32_t>(MXQ_ARG_CU_SEQLENS_Q) : nullptr;
+    p.cu_kv = d_.varlen ? args.as<const int32_t>(MXQ_ARG_CU_SEQLENS_KV) : nullptr;
+    uint8_t* ws = static_cast<uint8_t*>(workspace);
+    p.delta = reinterpret_cast<float*>(ws);
+    if (ws) {
+      uint8_t* at = ws + ws_delta_;
+      for (uint16_t** w : {&p.w_q, &p.w_do, &p.w_qt, &p.w_dot}) *w = reinterpret_cast<uint16_t*>(at), at += ws_q_;
+      for (uint16_t** w : {&p.w_k, &p.w_v, &p.w_kt}) *w = reinterpret_cast<uint16_t*>(at), at += ws_kv_;
+    }
+    MXQ_REQUIRE(p.q && p.q_sc && p.k && p.k_sc && p.v && p.v_sc && p.dout && p.dout_sc && p.qt && p.qt_sc && p.kt &&
+                    p.kt_sc && p.doutt && p.doutt_sc,
+                MXQ_STATUS_BAD_PARAM_NULL_POINTER, "attention backward: every FP8 operand and its scales are required");
+    MXQ_REQUIRE(p.o_bf16 && p.dout_bf16 && p.lse && p.dq && p.dk && p.dv, MXQ_STATUS_BAD_PARAM_NULL_POINTER,
+                "attention backward: O, dO (bf16), LSE, dQ, dK and dV are required");
+    MXQ_REQUIRE(!d_.varlen || (p.cu_q && p.cu_kv), MXQ_STATUS_BAD_PARAM_NULL_POINTER,
+                "attention backward: CU_SEQLENS_Q and CU_SEQLENS_KV are required with VARLEN");
+    MXQ_REQUIRE(p.delta, MXQ_STATUS_BAD_PARAM_WORKSPACE, "attention backward: the workspace ({} bytes) is required",
+                workspace_bytes());
+
+    const int64_t dim = d_.head_dim;
+    void* params[] = {&p};
+    // 1. delta = rowsum(dO * O) for every query row.
+    {
+      const int64_t rows_per_block = kAttnBwdDeltaThreads / (dim / 8);
+      Dim3 g, blk;
+      g.x = static_cast<unsigned>(layout::ceil_div(d_.seqlen_q, rows_per_block));
+      g.y = static_cast<unsigned>(d_.heads_q);
+      g.z = static_cast<unsigned>(d_.batch);
+      blk.x = kAttnBwdDeltaThreads;
+      dev_.launch(fn_[0], g, blk, 0, stream, params, names_[0].c_str());
+    }
+    // 2. The seven operands to bf16, once (positions past each sequence become zeros).
+    {
+      Dim3 g, blk;
+      g.x = static_cast<unsigned>(std::max(base_.sq_pad, base_.skv_pad) / kAttnBwdStepRows);
+      g.y = static_cast<unsigned>(d_.batch * d_.heads_q);
+      g.z = kAttnBwdPrepOperands;
+      blk.x = kAttnBwdPrepThreads;
+      dev_.launch(fn_[3], g, blk, 0, stream, params, names_[3].c_str());
+    }
+    // 3. dK, dV: one CTA per (128 kv rows, kv head, batch entry).
+    {
+      Dim3 g, blk;
+      g.x = static_cast<unsigned>(layout::ceil_div(d_.seqlen_kv, kAttnBwdRowsPerCta));
+      g.y = static_cast<unsigned>(d_.heads_kv);
+      g.z = static_cast<unsigned>(d_.batch);
+      blk.x = kAttnBwdThreads;
+      dev_.launch(fn_[1], g, blk, static_cast<size_t>(attn_bwd_dkv_smem_bytes(dim)), stream, params,
+                  names_[1].c_str());
+    }
+    // 4. dQ: one CTA per (128 q rows, q head, batch entry).
+    {
+      Dim3 g, blk;
+      g.x = static_cast<unsigned>(layout::ceil_div(d_.seqlen_q, kAttnBwdRowsPerCta));
+      g.y = static_cast<unsigned>(d_.heads_q);
+      g.z = static_cast<unsigned>(d_.batch);
+      blk.x = kAttnBwdThreads;
+      dev_.launch(fn_[2], g, blk, static_cast<size_t>(attn_bwd_dq_smem_bytes(dim)), stream, params,
+                  names_[2].c_str());
+    }
+  }
+
+ private:
+  AttentionDesc d_;
+  Device& dev_;
+  std::string names_[4];
+  CUfunction fn_[4] = {};
+  AttnBwdSm90Params base_{};
+  int64_t ws_delta_ = 0, ws_q_ = 0, ws_kv_ = 0;
+};
+
+}  // namespace
+
+void register_attention_bwd_kernels(Registry& r) {
+  KernelEntry<AttentionDesc> e;
+  e.name = "sm90.attention.bwd.mxfp8.wgmma_bf16";
+  e.arch = {90, 90};
+  e.in_dtypes = {MXQ_DTYPE_E4M3, MXQ_DTYPE_E5M2};  // E5M2 reaches supports() and gets a reason
+  e.out_dtypes = {MXQ_DTYPE_BF16};
+  e.variant = "backward: exact FP8->bf16 dequantization once into the workspace, bf16 wgmma m64nNk16, "
+              "cp.async producer warpgroup + 2 math warpgroups, dK/dV and dQ kernels (deterministic)";
+  e.priority = 0;
+  e.supports = sm90_bwd_supports;
+  e.make = [](const AttentionDesc& d, Device& dev) -> std::unique_ptr<OpImpl> {
+    return std::make_unique<AttentionBwdSm90>(d, dev);
+  };
+  r.add(std::move(e));
+}
+
+}  // namespace cuda
+}  // namespace mxq
