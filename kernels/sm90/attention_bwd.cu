@@ -168,10 +168,6 @@ __device__ __forceinline__ void copy_cols(uint8_t* tile, const uint16_t* src, in
     ptx::cp_async_16_zfill(base + ptx::sw128_offset(d, c), src + d * spad + c * 8, true);
   }
 }
-// One fp32 (LSE or delta) by a 4-byte cp.async, zero when !valid.
-__device__ __forceinline__ void cp_async_4_zfill(uint32_t dst, const float* src, bool valid) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 4 : 0) : "memory");
-}
 
 // 2^x, the hardware approximation (relative error ~2^-22; subnormal results kept).
 __device__ __forceinline__ float ex2(float x) {
@@ -357,10 +353,11 @@ __device__ __forceinline__ void dkv_body(const P& p) {
       copy_rows<kStep, D, 128>(stg + kStepTile, p.w_do + (bh * p.sq_pad + i0) * D, t);
       copy_cols<D>(stg + 2 * kStepTile, p.w_qt + bh * D * p.sq_pad + i0, p.sq_pad, t);
       copy_cols<D>(stg + 3 * kStepTile, p.w_dot + bh * D * p.sq_pad + i0, p.sq_pad, t);
-      if (t < 2 * kStep) {
+      if (t < 2 * kStep) {  // LSE and delta of the step: plain loads and shared stores, published by
+        // the same barrier arrival as the copies (release), read by the math warps after their sync
         const int64_t s = i0 + (t & 63);
         const float* src = (t < kStep ? p.lse : p.delta) + bh * p.seqlen_q + s;
-        cp_async_4_zfill(ptx::smem_addr(small + st * 128 + t), s < lq ? src : p.lse, s < lq);
+        small[st * 128 + t] = s < lq ? __ldg(src) : 0.0f;
       }
       ptx::cp_async_commit();
     }
