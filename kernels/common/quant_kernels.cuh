@@ -309,6 +309,72 @@ __device__ __forceinline__ void write_mgrouped_scales(const QuantizeParams& p, c
   }
 }
 
+// M-grouped swizzled scales when every block owns one data tile (kQuantGroupedPerTile). Besides the
+// data rows' scale bytes (as write_mgrouped_scales), the block zeroes
+//   (a) the padding rows of each group whose last data row lies in this tile, inside that group's last
+//       swizzled scale tile for this column tile: a 16-byte line (rows i, i+32, i+64, i+96) that
+//       holds only padding rows is one 16-byte store, a mixed line gets 4-byte stores;
+//   (b) its share of the tail: scale tiles used_tiles .. row_scale_tiles - 1, which the layout pads
+//       and no group owns, are one contiguous byte range, split evenly over all blocks as 16-byte
+//       stores.
+// So the grid is the ungrouped one and the padding costs whole-line stores spread over every block,
+// instead of extra padding-only tiles.
+__device__ __forceinline__ void write_mgrouped_scales_per_tile(const QuantizeParams& p, const QuantTile& t,
+                                                               const uint8_t* s, const GroupView& gv) {
+  const int tid = threadIdx.x;
+  const bool al16 = aligned16(p.row_scales);
+  const bool al4 = (reinterpret_cast<uintptr_t>(p.row_scales) & 3u) == 0;
+  auto put4 = [&](uint8_t* dst, uint32_t w) {
+    if (al4) {
+      *reinterpret_cast<uint32_t*>(dst) = w;
+    } else {
+#pragma unroll
+      for (int c = 0; c < 4; ++c) dst[c] = static_cast<uint8_t>(w >> (8 * c));
+    }
+  };
+  auto zero16 = [&](uint8_t* dst) {
+    if (al16) {
+      store16(dst, make_uint4(0u, 0u, 0u, 0u));
+    } else {
+#pragma unroll
+      for (int c = 0; c < 16; ++c) dst[c] = 0;
+    }
+  };
+  if (tid < t.nload) {
+    const int64_t r = t.r0 + tid;
+    const int64_t g = gv.group_of_row(r);
+    put4(p.row_scales + layout::swizzled_offset(kQuantTile * gv.tile0(g) + (r - gv.start(g)), 4 * t.tc, p.row_scale_ld),
+         *reinterpret_cast<const uint32_t*>(s + local_scale(tid, 0)));
+  }
+  if (t.nload > 0) {
+    const int64_t last = t.r0 + t.nload;  // groups ending in (r0, last] end in this tile
+    const int64_t g0 = gv.group_of_row(t.r0), g1 = gv.group_of_row(last - 1);
+    const int64_t items = (g1 - g0 + 1) * 32;
+    for (int64_t k = tid; k < items; k += kQuantThreads) {
+      const int64_t g = g0 + (k >> 5);
+      const int i = static_cast<int>(k & 31);
+      const int64_t end = gv.end(g), size = end - gv.start(g);
+      const int sr = static_cast<int>(size & (kQuantTile - 1));
+      if (size == 0 || end > last || sr == 0) continue;
+      const int64_t tile = gv.tile0(g) + (size - 1) / kQuantTile;  // the group's last scale tile
+      uint8_t* line = p.row_scales + layout::swizzled_offset(tile * kQuantTile, 4 * t.tc, p.row_scale_ld) + 16 * i;
+      const int k0 = i >= sr ? 0 : (sr - i + 31) / 32;  // first padding row of the line is i + 32 k0
+      if (k0 == 0) {
+        zero16(line);
+      } else {
+        for (int q = k0; q < 4; ++q) put4(line + 4 * q, 0u);
+      }
+    }
+  }
+  const int64_t tile_bytes = static_cast<int64_t>(p.row_scale_ld / 4) * 512;  // one row of scale tiles
+  const int64_t first = gv.meta.used_tiles * tile_bytes / 16, end = p.row_scale_tiles * tile_bytes / 16;
+  if (end > first) {
+    const int64_t lines = end - first, nb = gridDim.x, b = blockIdx.x;
+    const int64_t l1 = first + lines * (b + 1) / nb;
+    for (int64_t l = first + lines * b / nb + tid; l < l1; l += kQuantThreads) zero16(p.row_scales + 16 * l);
+  }
+}
+
 template <In I, Fp8 F, bool kProp, bool kSwiglu>
 __device__ __forceinline__ void rowwise_tile(const QuantizeParams& p, const QuantTile& t, uint8_t* s_scale,
                                              float& amax_all, const GroupView& gv) {
@@ -353,7 +419,10 @@ __device__ __forceinline__ void rowwise_tile(const QuantizeParams& p, const Quan
     }
   }
   __syncthreads();
-  if ((p.flags & kQuantGrouped) && (p.flags & kQuantSwizzled)) write_mgrouped_scales(p, t, s_scale, gv);
+  if ((p.flags & kQuantGrouped) && (p.flags & kQuantSwizzled)) {
+    if (p.flags & kQuantGroupedPerTile) write_mgrouped_scales_per_tile(p, t, s_scale, gv);
+    else write_mgrouped_scales(p, t, s_scale, gv);
+  }
   else if (t.nrows > 0) write_rowwise_scales(p, t, s_scale);
   __syncthreads();  // s_scale is rewritten by the next tile
 }
@@ -368,7 +437,24 @@ __device__ __forceinline__ void quantize_rowwise(const QuantizeParams& p) {
   __shared__ GroupMeta meta;
   __shared__ int64_t scan_tmp[kWarps];
   const bool grouped = (p.flags & kQuantGrouped) != 0;
-  if (grouped) build_group_table(p, group_smem, &meta, scan_tmp);
+  if (grouped) {
+    if (p.flags & kQuantGroupedPerTile) {
+      // This block's tile, by the ungrouped cut: start pulling it into L2 while the group table is
+      // built, so the table costs no HBM time.
+      using T = typename InTraits<I>::T;
+      const int64_t tr = blockIdx.x / p.tiles_c, c0 = (blockIdx.x % p.tiles_c) * kQuantTile;
+      const int64_t rleft = p.rows - tr * kQuantTile, cleft = p.cols - c0;
+      const int nrows = static_cast<int>(rleft < kQuantTile ? rleft : kQuantTile);
+      const int line_per_row = static_cast<int>(((cleft < kQuantTile ? cleft : kQuantTile) * sizeof(T) + 127) / 128);
+      const T* x0 = static_cast<const T*>(p.x) + tr * kQuantTile * p.in_ld + c0;
+      for (int j = threadIdx.x; j < nrows * line_per_row; j += kQuantThreads) {
+        const T* row = x0 + (j / line_per_row) * p.in_ld;
+        prefetch_l2(reinterpret_cast<const uint8_t*>(row) + (j % line_per_row) * 128);
+        if constexpr (kSwiglu) prefetch_l2(reinterpret_cast<const uint8_t*>(row + p.cols) + (j % line_per_row) * 128);
+      }
+    }
+    build_group_table(p, group_smem, &meta, scan_tmp);
+  }
   const GroupView gv(p, group_smem, meta);
   const int64_t ntiles = p.tiles_c * p.tiles_r * p.batch;
   float amax_all = 0.0f;
@@ -380,6 +466,71 @@ __device__ __forceinline__ void quantize_rowwise(const QuantizeParams& p) {
 }
 
 // ---- the tiled kernel ----------------------------------------------------------------------------
+
+// Epilogue of a shared-memory tile: the rowwise and columnwise scale tiles, then the staged columnwise
+// FP8 tile as whole 16-byte row pieces (scalar stores for ragged or unaligned tiles).
+__device__ __forceinline__ void tiled_epilogue(const QuantizeParams& p, const QuantTile& t, const GroupMeta& meta,
+                                               const uint8_t* s_out, const uint8_t* s_rs, const uint8_t* s_cs) {
+  const int tid = threadIdx.x;
+  const bool row = (p.flags & kQuantRowwise) != 0;
+  const bool col = (p.flags & kQuantColwise) != 0;
+  const bool transposed = (p.flags & kQuantTransposed) != 0;
+  if (row) write_rowwise_scales(p, t, s_rs);
+  if (col) {
+    const bool swz = (p.flags & kQuantSwizzled) != 0;
+    uint8_t* cs = p.col_scales + t.b * p.col_scale_bstride;
+    // Rows past the last group have no columnwise scale columns (LINEAR); swizzled tiles past
+    // the tensor's padded column bound do not exist.
+    if (swz ? t.tile_r < p.col_scale_tiles : t.nload == t.nrows) {
+      const int64_t left = layout::ceil_div(t.nrows, layout::kBlock);
+      write_scale_tile(s_cs, swz, swz ? cs + layout::swizzled_offset(t.tc * layout::kSwizzleRows, t.tile_r * layout::kSwizzleCols,
+                                                                   p.col_scale_tiles * layout::kSwizzleCols)
+                                   : nullptr,
+                       cs + t.c0 * p.col_scale_ld + t.col_c0, p.col_scale_ld, t.ncols,
+                       static_cast<int>(left < 4 ? left : 4));
+    }
+    if (!swz && (p.flags & kQuantGrouped) && t.tile_r == 0) {
+      // Grouped LINEAR: scale columns past the last group are part of the tensor; zero them once
+      // (by the first tile row of each column tile).
+      const int64_t tail = p.col_scale_ld - meta.total_cols;
+      for (int64_t k = tid; k < tail * t.ncols; k += kQuantThreads)
+        cs[(t.c0 + k / tail) * p.col_scale_ld + meta.total_cols + k % tail] = 0;
+    }
+    const int warp = tid >> 5, lane = tid & 31;
+    if (transposed) {
+      // Row c0 + k of the [cols, rows] output holds bytes r0 .. r0 + nrows - 1 of this tile.
+      uint8_t* base = p.col_data + (t.b * p.cols + t.c0) * p.rows + t.r0;
+      const bool fast = t.nrows == kT && ((reinterpret_cast<uintptr_t>(p.col_data) | p.rows | t.r0) & 15) == 0;
+      if (fast) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const int idx = tid + j * kQuantThreads, k = idx >> 3, part = idx & 7;
+          if (k < t.ncols)
+            store16(base + k * p.rows + part * 16,
+                    *reinterpret_cast<const uint4*>(s_out + k * kQuantOutPitch + part * 16));
+        }
+      } else {
+        for (int k = warp; k < t.ncols; k += kWarps)
+          for (int r = lane; r < t.nrows; r += 32) base[k * p.rows + r] = s_out[k * kQuantOutPitch + r];
+      }
+    } else {
+      uint8_t* base = p.col_data + (t.b * p.rows + t.r0) * p.cols + t.c0;
+      const bool fast = t.ncols == kT && ((reinterpret_cast<uintptr_t>(p.col_data) | p.cols) & 15) == 0;
+      if (fast) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const int idx = tid + j * kQuantThreads, r = idx >> 3, part = idx & 7;
+          if (r < t.nrows)
+            store16(base + r * p.cols + part * 16,
+                    *reinterpret_cast<const uint4*>(s_out + r * kQuantOutPitch + part * 16));
+        }
+      } else {
+        for (int r = warp; r < t.nrows; r += kWarps)
+          for (int c = lane; c < t.ncols; c += 32) base[r * p.cols + c] = s_out[r * kQuantOutPitch + c];
+      }
+    }
+  }
+}
 
 // 16-bit inputs without SwiGLU pipeline across tiles: the next tile's 8 chunks are loaded into
 // registers right after this tile reached shared memory, so HBM reads continue through the
@@ -564,62 +715,7 @@ __device__ __forceinline__ void tiled_tile(const QuantizeParams& p, const QuantT
   }
   __syncthreads();
 
-  // Epilogue: scales, staged columnwise data, amax.
-  if (row) write_rowwise_scales(p, t, s_rs);
-  if (col) {
-    const bool swz = (p.flags & kQuantSwizzled) != 0;
-    uint8_t* cs = p.col_scales + t.b * p.col_scale_bstride;
-    // Rows past the last group have no columnwise scale columns (LINEAR); swizzled tiles past
-    // the tensor's padded column bound do not exist.
-    if (swz ? t.tile_r < p.col_scale_tiles : t.nload == t.nrows) {
-      const int64_t left = layout::ceil_div(t.nrows, layout::kBlock);
-      write_scale_tile(s_cs, swz, swz ? cs + layout::swizzled_offset(t.tc * layout::kSwizzleRows, t.tile_r * layout::kSwizzleCols,
-                                                                   p.col_scale_tiles * layout::kSwizzleCols)
-                                   : nullptr,
-                       cs + t.c0 * p.col_scale_ld + t.col_c0, p.col_scale_ld, t.ncols,
-                       static_cast<int>(left < 4 ? left : 4));
-    }
-    if (!swz && (p.flags & kQuantGrouped) && t.tile_r == 0) {
-      // Grouped LINEAR: scale columns past the last group are part of the tensor; zero them once
-      // (by the first tile row of each column tile).
-      const int64_t tail = p.col_scale_ld - meta.total_cols;
-      for (int64_t k = tid; k < tail * t.ncols; k += kQuantThreads)
-        cs[(t.c0 + k / tail) * p.col_scale_ld + meta.total_cols + k % tail] = 0;
-    }
-    const int warp = tid >> 5, lane = tid & 31;
-    if (transposed) {
-      // Row c0 + k of the [cols, rows] output holds bytes r0 .. r0 + nrows - 1 of this tile.
-      uint8_t* base = p.col_data + (t.b * p.cols + t.c0) * p.rows + t.r0;
-      const bool fast = t.nrows == kT && ((reinterpret_cast<uintptr_t>(p.col_data) | p.rows | t.r0) & 15) == 0;
-      if (fast) {
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const int idx = tid + j * kQuantThreads, k = idx >> 3, part = idx & 7;
-          if (k < t.ncols)
-            store16(base + k * p.rows + part * 16,
-                    *reinterpret_cast<const uint4*>(s_out + k * kQuantOutPitch + part * 16));
-        }
-      } else {
-        for (int k = warp; k < t.ncols; k += kWarps)
-          for (int r = lane; r < t.nrows; r += 32) base[k * p.rows + r] = s_out[k * kQuantOutPitch + r];
-      }
-    } else {
-      uint8_t* base = p.col_data + (t.b * p.rows + t.r0) * p.cols + t.c0;
-      const bool fast = t.ncols == kT && ((reinterpret_cast<uintptr_t>(p.col_data) | p.cols) & 15) == 0;
-      if (fast) {
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const int idx = tid + j * kQuantThreads, r = idx >> 3, part = idx & 7;
-          if (r < t.nrows)
-            store16(base + r * p.cols + part * 16,
-                    *reinterpret_cast<const uint4*>(s_out + r * kQuantOutPitch + part * 16));
-        }
-      } else {
-        for (int r = warp; r < t.nrows; r += kWarps)
-          for (int c = lane; c < t.ncols; c += 32) base[r * p.cols + c] = s_out[r * kQuantOutPitch + c];
-      }
-    }
-  }
+  tiled_epilogue(p, t, meta, s_out, s_rs, s_cs);
   __syncthreads();  // the shared tiles are rewritten by the next tile
 }
 

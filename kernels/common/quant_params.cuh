@@ -50,6 +50,7 @@ enum QuantizeFlags : int32_t {
   kQuantGroupTable = 1 << 6,   // grouped with the device-built table (ends/row_base/col_base)
   kQuantOffsetsI64 = 1 << 7,   // inline lookup: offsets are int64
   kQuantVecIn = 1 << 8,        // every input chunk of 8 elements is 16-byte aligned
+  kQuantGroupedPerTile = 1 << 9,  // grouped rowwise: one block per data tile (not persistent)
 };
 
 constexpr int kQuantTile = 128;     // tile rows = tile columns
@@ -70,6 +71,13 @@ constexpr int quantize_group_table_smem_bytes(int64_t groups) {
 constexpr int kQuantOutPitch = 144;
 constexpr int quantize_tiled_smem_bytes(int in_elem_bytes) {
   return kQuantTile * kQuantTile * in_elem_bytes + kQuantTile * kQuantOutPitch + 2 * 512 + 32;
+}
+
+// Dynamic shared memory of the ring kernel (16-bit inputs, common/quant_ring.cuh): a two-stage ring of
+// input tiles, the FP8 output tile, two alternating rowwise scale tiles and a columnwise one.
+constexpr int kQuantRingStages = 2;
+constexpr int quantize_ring_smem_bytes() {
+  return kQuantRingStages * kQuantTile * kQuantTile * 2 + kQuantTile * kQuantOutPitch + 3 * 512;
 }
 
 }  // namespace mxq

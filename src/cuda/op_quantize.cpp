@@ -6,6 +6,8 @@
 // synchronizes the host, so a plan can be captured into a CUDA graph.
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "common/quant_params.cuh"
@@ -28,19 +30,45 @@ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) ==
 // anything that needs the other axis (columnwise, both, 32x32 blocks).
 bool needs_tiled(const QuantizeDesc& d) { return d.colwise() || d.block_2d; }
 
+// EXPERIMENT (removed before merge): MXQ_QUANT_EXP selects the previous kernels for side-by-side timing:
+// "tiled" (no ring kernel), "ringp" (ring kernel with packed pair maxima), "mgpersist" (persistent
+// M-grouped rowwise blocks).
+bool quant_exp(const char* token) {
+  const char* e = std::getenv("MXQ_QUANT_EXP");
+  return e && std::strstr(e, token) != nullptr;
+}
+
+// The pipelined ring kernel (common/quant_ring.cuh) covers 16-bit inputs without fusion, 1x32 / 32x1.
+bool uses_ring(const QuantizeDesc& d) {
+  return needs_tiled(d) && !d.block_2d && d.in_dtype != MXQ_DTYPE_FP32 && d.fusion != MXQ_FUSION_SWIGLU &&
+         !quant_exp("tiled");
+}
+
 std::string kernel_name(const QuantizeDesc& d) {
   const char* in = d.in_dtype == MXQ_DTYPE_FP32 ? "f32" : d.in_dtype == MXQ_DTYPE_FP16 ? "f16" : "bf16";
   const char* out = d.out_dtype == MXQ_DTYPE_E5M2 ? "e5m2" : "e4m3";
-  return std::string("mxq_quantize_") + (needs_tiled(d) ? "tiled" : "rowwise") + "_" + in + "_" + out +
+  const char* kind = uses_ring(d) ? (quant_exp("ringp") ? "ringp" : "ring") : needs_tiled(d) ? "tiled" : "rowwise";
+  return std::string("mxq_quantize_") + kind + "_" + in + "_" + out +
          (d.nonfinite == MXQ_NONFINITE_PROPAGATE ? "_prop" : "") + (d.fusion == MXQ_FUSION_SWIGLU ? "_swiglu" : "");
 }
 
 bool grouped(const QuantizeDesc& d) { return d.grouping == MXQ_GROUPING_ROWS; }
 
+// Dynamic shared memory of the chosen kernel before the inline group table.
+int tile_smem(const QuantizeDesc& d) {
+  if (uses_ring(d)) return quantize_ring_smem_bytes();
+  return needs_tiled(d) ? quantize_tiled_smem_bytes(static_cast<int>(in_size(d.in_dtype))) : 0;
+}
+
+// M-grouped rowwise plans run one block per data tile (the ungrouped grid); each block builds the group
+// table while its tile streams into L2, and zeroes the layout's padding as whole lines.
+bool grouped_per_tile(const QuantizeDesc& d) { return grouped(d) && !needs_tiled(d) && !quant_exp("mgpersist"); }
+
 // Grid-stride (persistent) launches: grouped plans, and the pipelined tiled kernels, which are
 // tiled_prefetch() in common/quant_kernels.cuh: 16-bit inputs without SwiGLU.
 bool persistent(const QuantizeDesc& d) {
-  return grouped(d) || (needs_tiled(d) && d.in_dtype != MXQ_DTYPE_FP32 && d.fusion != MXQ_FUSION_SWIGLU);
+  return (grouped(d) && !grouped_per_tile(d)) ||
+         (needs_tiled(d) && d.in_dtype != MXQ_DTYPE_FP32 && d.fusion != MXQ_FUSION_SWIGLU);
 }
 bool uses_table(const QuantizeDesc& d) { return grouped(d) && d.num_groups > kQuantInlineGroups; }
 
@@ -50,7 +78,8 @@ bool uses_table(const QuantizeDesc& d) { return grouped(d) && d.num_groups > kQu
 // group, and (swizzled columnwise) every padded scale column.
 int64_t row_tiles(const QuantizeDesc& d) {
   if (!grouped(d)) return layout::ceil_div(d.rows, kQuantTile);
-  if (!needs_tiled(d) && d.scale_layout == MXQ_SCALE_LAYOUT_LINEAR) return layout::ceil_div(d.rows, kQuantTile);
+  if (grouped_per_tile(d) || (!needs_tiled(d) && d.scale_layout == MXQ_SCALE_LAYOUT_LINEAR))
+    return layout::ceil_div(d.rows, kQuantTile);
   int64_t t = layout::mgroup_scale_rows_bound(d.rows, d.num_groups) / kQuantTile;
   if (d.colwise() && d.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4)
     t = std::max(t, colwise_scale_extent(true, d.rows, d.cols, d.grouping, d.num_groups).cols / 4);
@@ -100,12 +129,13 @@ class QuantizeOp final : public OpImpl {
     if (grouped(d)) f |= kQuantGrouped;
     if (uses_table(d)) f |= kQuantGroupTable;
     if (grouped(d) && d.offsets_dtype == MXQ_DTYPE_INT64) f |= kQuantOffsetsI64;
+    if (grouped_per_tile(d)) f |= kQuantGroupedPerTile;
     p.flags = f;
     tiles_ = grid_blocks(d);
     MXQ_REQUIRE(tiles_ > 0, MXQ_STATUS_INTERNAL_ERROR, "quantize grid does not fit (supports() should have said)");
-    // Persistent blocks, exactly as many as are resident at once, for grouped plans (each block
-    // builds the group table once, then loops over tiles) and for the pipelined tiled kernels (each
-    // block prefetches its next tile). Otherwise one block per tile.
+    // Persistent blocks, exactly as many as are resident at once, for grouped tiled plans (each block
+    // builds the group table once, then loops over tiles) and for the pipelined tile kernels (each
+    // block loads its next tile during this one). Otherwise one block per tile.
     blocks_ = persistent(d) ? std::min<int64_t>(tiles_, resident_blocks(dev)) : tiles_;
     if (uses_table(d)) groups_ = std::make_unique<GroupTableBuilder>(dev);
   }
@@ -115,8 +145,13 @@ class QuantizeOp final : public OpImpl {
     std::string why = needs_tiled(d_) ? "needs both axes of a tile (columnwise, both or 32x32 blocks): 128x128 tiles "
                                         "through shared memory"
                                       : "rowwise 1x32 blocks: register-only 128x128 tiles";
-    if (needs_tiled(d_) && persistent(d_)) why += ", persistent blocks prefetching their next tile";
-    if (grouped(d_))
+    if (uses_ring(d_)) why += ", persistent blocks, a two-stage cp.async ring loads the next tile during this one";
+    else if (needs_tiled(d_) && persistent(d_)) why += ", persistent blocks prefetching their next tile";
+    if (grouped_per_tile(d_))
+      why += uses_table(d_) ? ", one block per tile, groups looked up in a device-built table (> 1024 groups)"
+                            : ", one block per tile, each builds the group table in shared memory (<= 1024 groups) "
+                              "while its tile streams into L2";
+    else if (grouped(d_))
       why += uses_table(d_) ? ", persistent blocks, groups looked up in a device-built table (> 1024 groups)"
                             : ", persistent blocks, each builds the group table in shared memory (<= 1024 groups)";
     return fmt::format("kernel {}, {} tiles on {} blocks of {} threads, {} B dynamic shared memory; {}", kernel_,
@@ -178,7 +213,7 @@ class QuantizeOp final : public OpImpl {
  private:
   static int dynamic_smem(const QuantizeDesc& d) {
     const int table = grouped(d) ? quantize_group_table_smem_bytes(d.num_groups) : 0;
-    return (needs_tiled(d) ? quantize_tiled_smem_bytes(static_cast<int>(in_size(d.in_dtype))) : 0) + table;
+    return tile_smem(d) + table;
   }
 
   // Blocks of this kernel resident on the whole device (registers, shared memory, threads per SM).
@@ -220,7 +255,7 @@ std::string common_limits(const QuantizeDesc& d, const DeviceInfo& dev) {
   if (grid_blocks(d) < 0)
     return fmt::format("{} tiles of 128x128 exceed the grid limit", layout::ceil_div(d.cols, kQuantTile) * row_tiles(d));
   const int table = grouped(d) ? quantize_group_table_smem_bytes(d.num_groups) : 0;
-  const int smem = (needs_tiled(d) ? quantize_tiled_smem_bytes(static_cast<int>(in_size(d.in_dtype))) : 0) + table;
+  const int smem = tile_smem(d) + table;
   if (smem > dev.smem_optin)
     return fmt::format("needs {} B of shared memory per block, the device allows {}", smem, dev.smem_optin);
   return {};

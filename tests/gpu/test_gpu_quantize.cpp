@@ -506,6 +506,14 @@ TEST_CASE("gpu quantize: large aligned tensors and a multi-tile grouped tensor",
     c.rows = 4096;
     c.cols = 512;
     run_case(c, cpu, gpu, seed + static_cast<uint64_t>(n++));
+    // More tiles (32 x 18, ragged in both directions) than any GPU runs persistent blocks of the
+    // shared-memory tile kernels (2 per SM): every block loops over several tiles, so the pipelined
+    // loads of the next tiles and the reuse of their shared-memory stages are exercised.
+    c.grouped = false;
+    c.groups = 0;
+    c.rows = 4000;
+    c.cols = 2200;
+    run_case(c, cpu, gpu, seed + static_cast<uint64_t>(n++));
   }
 }
 
