@@ -309,17 +309,14 @@ __device__ __forceinline__ void write_mgrouped_scales(const QuantizeParams& p, c
   }
 }
 
-// M-grouped swizzled scales when every block owns one data tile (kQuantGroupedPerTile). Besides the
-// data rows' scale bytes (as write_mgrouped_scales), the block zeroes
-//   (a) the padding rows of each group whose last data row lies in this tile, inside that group's last
-//       swizzled scale tile for this column tile: a 16-byte line (rows i, i+32, i+64, i+96) that
-//       holds only padding rows is one 16-byte store, a mixed line gets 4-byte stores;
-//   (b) its share of the tail: scale tiles used_tiles .. row_scale_tiles - 1, which the layout pads
-//       and no group owns, are one contiguous byte range, split evenly over all blocks as 16-byte
-//       stores.
-// So the grid is the ungrouped one and the padding costs whole-line stores spread over every block,
+// M-grouped swizzled scales when the tiles are the data tiles only (kQuantMgroupLines). Besides the
+// data rows' scale bytes (as write_mgrouped_scales), the tile zeroes the padding rows of each group
+// whose last data row lies in it, inside that group's last swizzled scale tile for this column
+// tile: a 16-byte line (rows i, i+32, i+64, i+96) that holds only padding rows is one 16-byte
+// store, a mixed line gets 4-byte stores. The rest of the padding is the tail (zero_mgrouped_tail).
+// So the tile grid is the ungrouped one, and the padding costs whole-line stores inside data tiles
 // instead of extra padding-only tiles.
-__device__ __forceinline__ void write_mgrouped_scales_per_tile(const QuantizeParams& p, const QuantTile& t,
+__device__ __forceinline__ void write_mgrouped_scales_lines(const QuantizeParams& p, const QuantTile& t,
                                                                const uint8_t* s, const GroupView& gv) {
   const int tid = threadIdx.x;
   const bool al16 = aligned16(p.row_scales);
@@ -366,12 +363,25 @@ __device__ __forceinline__ void write_mgrouped_scales_per_tile(const QuantizePar
       }
     }
   }
+}
+
+// The tail of an M-grouped swizzled scale tensor: scale tiles used_tiles .. row_scale_tiles - 1, which
+// the layout's bound pads and no group owns, are one contiguous byte range. Each block zeroes its
+// share (by blockIdx) as 16-byte stores.
+__device__ __forceinline__ void zero_mgrouped_tail(const QuantizeParams& p, const GroupMeta& meta) {
   const int64_t tile_bytes = static_cast<int64_t>(p.row_scale_ld / 4) * 512;  // one row of scale tiles
-  const int64_t first = gv.meta.used_tiles * tile_bytes / 16, end = p.row_scale_tiles * tile_bytes / 16;
-  if (end > first) {
-    const int64_t lines = end - first, nb = gridDim.x, b = blockIdx.x;
-    const int64_t l1 = first + lines * (b + 1) / nb;
-    for (int64_t l = first + lines * b / nb + tid; l < l1; l += kQuantThreads) zero16(p.row_scales + 16 * l);
+  const int64_t first = meta.used_tiles * tile_bytes / 16, end = p.row_scale_tiles * tile_bytes / 16;
+  if (end <= first) return;
+  const bool al16 = aligned16(p.row_scales);
+  const int64_t lines = end - first, nb = gridDim.x, b = blockIdx.x;
+  const int64_t l1 = first + lines * (b + 1) / nb;
+  for (int64_t l = first + lines * b / nb + threadIdx.x; l < l1; l += kQuantThreads) {
+    if (al16) {
+      store16(p.row_scales + 16 * l, make_uint4(0u, 0u, 0u, 0u));
+    } else {
+#pragma unroll
+      for (int c = 0; c < 16; ++c) p.row_scales[16 * l + c] = 0;
+    }
   }
 }
 
@@ -420,15 +430,39 @@ __device__ __forceinline__ void rowwise_tile(const QuantizeParams& p, const Quan
   }
   __syncthreads();
   if ((p.flags & kQuantGrouped) && (p.flags & kQuantSwizzled)) {
-    if (p.flags & kQuantGroupedPerTile) write_mgrouped_scales_per_tile(p, t, s_scale, gv);
+    if (p.flags & kQuantMgroupLines) write_mgrouped_scales_lines(p, t, s_scale, gv);
     else write_mgrouped_scales(p, t, s_scale, gv);
   }
   else if (t.nrows > 0) write_rowwise_scales(p, t, s_scale);
   __syncthreads();  // s_scale is rewritten by the next tile
 }
 
-// Grouped plans build their group table first and loop over tiles (persistent blocks, grid sized
-// to the resident capacity); ungrouped plans launch one block per tile and run the loop once.
+// Issues L2 prefetches for tile `tile` of the ungrouped cut (M-grouped data is cut the same way):
+// one instruction per thread and 128-byte line, nothing waits for them. A persistent block calls it
+// for its next tile while it works on the current one, so that tile's loads later hit L2.
+template <In I, bool kSwiglu>
+__device__ __forceinline__ void prefetch_tile_l2(const QuantizeParams& p, int64_t tile) {
+  using T = typename InTraits<I>::T;
+  const int64_t per_batch = p.tiles_c * p.tiles_r;
+  const int64_t b = tile / per_batch, rest = tile % per_batch;
+  const int64_t r0 = (rest / p.tiles_c) * kQuantTile, c0 = (rest % p.tiles_c) * kQuantTile;
+  const int64_t rleft = p.rows - r0, cleft = p.cols - c0;
+  const int nrows = static_cast<int>(rleft < kQuantTile ? rleft : kQuantTile);
+  const int lines = static_cast<int>(((cleft < kQuantTile ? cleft : kQuantTile) * sizeof(T) + 127) / 128);
+  const T* x0 = static_cast<const T*>(p.x) + b * p.in_bstride + r0 * p.in_ld + c0;
+  for (int j = threadIdx.x; j < nrows * lines; j += kQuantThreads) {
+    const T* row = x0 + (j / lines) * p.in_ld;
+    prefetch_l2(reinterpret_cast<const uint8_t*>(row) + (j % lines) * 128);
+    if constexpr (kSwiglu) prefetch_l2(reinterpret_cast<const uint8_t*>(row + p.cols) + (j % lines) * 128);
+  }
+}
+
+// Ungrouped plans launch one block per tile and run the loop once, unless persistent
+// (kQuantPrefetchNext). Grouped plans build their group table first and loop over tiles with
+// persistent blocks (grid sized to the resident capacity). Persistent blocks take tiles either
+// statically (tile += gridDim.x) or in order from a device counter (kQuantDynamicTiles: the tiles in
+// flight stay one contiguous window of the tensor, and fast blocks take more tiles); with
+// kQuantPrefetchNext each block pulls its next tile into L2 while it works on the current one.
 template <In I, Fp8 F, bool kProp, bool kSwiglu>
 __device__ __forceinline__ void quantize_rowwise(const QuantizeParams& p) {
   extern __shared__ __align__(16) uint8_t group_smem[];  // inline group table (grouped plans only)
@@ -436,31 +470,34 @@ __device__ __forceinline__ void quantize_rowwise(const QuantizeParams& p) {
   __shared__ float s_warp[kWarps];
   __shared__ GroupMeta meta;
   __shared__ int64_t scan_tmp[kWarps];
+  __shared__ int64_t s_ticket[3];
   const bool grouped = (p.flags & kQuantGrouped) != 0;
-  if (grouped) {
-    if (p.flags & kQuantGroupedPerTile) {
-      // This block's tile, by the ungrouped cut: start pulling it into L2 while the group table is
-      // built, so the table costs no HBM time.
-      using T = typename InTraits<I>::T;
-      const int64_t tr = blockIdx.x / p.tiles_c, c0 = (blockIdx.x % p.tiles_c) * kQuantTile;
-      const int64_t rleft = p.rows - tr * kQuantTile, cleft = p.cols - c0;
-      const int nrows = static_cast<int>(rleft < kQuantTile ? rleft : kQuantTile);
-      const int line_per_row = static_cast<int>(((cleft < kQuantTile ? cleft : kQuantTile) * sizeof(T) + 127) / 128);
-      const T* x0 = static_cast<const T*>(p.x) + tr * kQuantTile * p.in_ld + c0;
-      for (int j = threadIdx.x; j < nrows * line_per_row; j += kQuantThreads) {
-        const T* row = x0 + (j / line_per_row) * p.in_ld;
-        prefetch_l2(reinterpret_cast<const uint8_t*>(row) + (j % line_per_row) * 128);
-        if constexpr (kSwiglu) prefetch_l2(reinterpret_cast<const uint8_t*>(row + p.cols) + (j % line_per_row) * 128);
-      }
-    }
-    build_group_table(p, group_smem, &meta, scan_tmp);
-  }
-  const GroupView gv(p, group_smem, meta);
+  const bool dynamic = (p.flags & kQuantDynamicTiles) != 0;
+  const bool prefetch = (p.flags & kQuantPrefetchNext) != 0;
   const int64_t ntiles = p.tiles_c * p.tiles_r * p.batch;
+  if (dynamic && threadIdx.x == 0) {
+    // Tickets run two tiles ahead: tile i + 1 is known (for its prefetch) while tile i is worked on.
+    s_ticket[0] = static_cast<int64_t>(atomicAdd(p.tile_counter, 1ull));
+    s_ticket[1] = static_cast<int64_t>(atomicAdd(p.tile_counter, 1ull));
+  }
+  if (grouped) build_group_table(p, group_smem, &meta, scan_tmp);  // has barriers
+  else if (dynamic) __syncthreads();
+  const GroupView gv(p, group_smem, meta);
+  if (grouped && (p.flags & kQuantMgroupLines) && (p.flags & kQuantSwizzled)) zero_mgrouped_tail(p, meta);
   float amax_all = 0.0f;
-  for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
+  int64_t tile = dynamic ? s_ticket[0] : static_cast<int64_t>(blockIdx.x);
+  for (int i = 0; tile < ntiles; ++i) {
+    int64_t next;
+    if (dynamic) {
+      next = s_ticket[(i + 1) % 3];
+      if (threadIdx.x == 0) s_ticket[(i + 2) % 3] = static_cast<int64_t>(atomicAdd(p.tile_counter, 1ull));
+    } else {
+      next = tile + gridDim.x;
+    }
+    if (prefetch && next < ntiles) prefetch_tile_l2<I, kSwiglu>(p, next);
     const QuantTile t = grouped ? quant_tile_mgrouped(p, tile, meta) : quant_tile(p, tile, group_smem, meta);
-    rowwise_tile<I, F, kProp, kSwiglu>(p, t, s_scale, amax_all, gv);
+    rowwise_tile<I, F, kProp, kSwiglu>(p, t, s_scale, amax_all, gv);  // two barriers: the new ticket is visible
+    tile = next;
   }
   if (p.amax) commit_amax(p.amax, amax_all, s_warp);
 }
@@ -470,7 +507,8 @@ __device__ __forceinline__ void quantize_rowwise(const QuantizeParams& p) {
 // Epilogue of a shared-memory tile: the rowwise and columnwise scale tiles, then the staged columnwise
 // FP8 tile as whole 16-byte row pieces (scalar stores for ragged or unaligned tiles).
 __device__ __forceinline__ void tiled_epilogue(const QuantizeParams& p, const QuantTile& t, const GroupMeta& meta,
-                                               const uint8_t* s_out, const uint8_t* s_rs, const uint8_t* s_cs) {
+                                               const uint8_t* s_out, const uint8_t* s_rs, const uint8_t* s_cs,
+                                               bool staged_data = true) {
   const int tid = threadIdx.x;
   const bool row = (p.flags & kQuantRowwise) != 0;
   const bool col = (p.flags & kQuantColwise) != 0;
@@ -496,6 +534,7 @@ __device__ __forceinline__ void tiled_epilogue(const QuantizeParams& p, const Qu
       for (int64_t k = tid; k < tail * t.ncols; k += kQuantThreads)
         cs[(t.c0 + k / tail) * p.col_scale_ld + meta.total_cols + k % tail] = 0;
     }
+    if (!staged_data) return;
     const int warp = tid >> 5, lane = tid & 31;
     if (transposed) {
       // Row c0 + k of the [cols, rows] output holds bytes r0 .. r0 + nrows - 1 of this tile.

@@ -25,6 +25,7 @@ struct QuantizeParams {
   const int64_t* ends;       // grouped, table lookup: clamped ends (common/group_table.h)
   const int64_t* row_base;   //   per-group first padded scale row (multiple of 128)
   const int64_t* col_base;   //   per-group first columnwise scale column
+  unsigned long long* tile_counter;  // kQuantDynamicTiles: zeroed by the launcher (workspace)
   int64_t rows, cols, batch;
   int64_t in_ld, in_bstride;          // elements
   int64_t tiles_c;                    // ceil(cols / 128)
@@ -50,7 +51,10 @@ enum QuantizeFlags : int32_t {
   kQuantGroupTable = 1 << 6,   // grouped with the device-built table (ends/row_base/col_base)
   kQuantOffsetsI64 = 1 << 7,   // inline lookup: offsets are int64
   kQuantVecIn = 1 << 8,        // every input chunk of 8 elements is 16-byte aligned
-  kQuantGroupedPerTile = 1 << 9,  // grouped rowwise: one block per data tile (not persistent)
+  kQuantMgroupLines = 1 << 9,  // M-grouped rowwise: data tiles only; padding zeroed as whole lines
+  kQuantPrefetchNext = 1 << 10,  // persistent rowwise blocks pull their next tile into L2 ahead
+  kQuantDynamicTiles = 1 << 11,  // persistent rowwise blocks take tiles from *tile_counter, in order
+  kQuantRingAB = 1 << 12,        // EXPERIMENT: ring kernel runs both passes after one barrier
 };
 
 constexpr int kQuantTile = 128;     // tile rows = tile columns
@@ -74,10 +78,11 @@ constexpr int quantize_tiled_smem_bytes(int in_elem_bytes) {
 }
 
 // Dynamic shared memory of the ring kernel (16-bit inputs, common/quant_ring.cuh): a two-stage ring of
-// input tiles, the FP8 output tile, two alternating rowwise scale tiles and a columnwise one.
+// input tiles, two alternating rowwise scale tiles and a columnwise one, and (unless the FP8 tile is
+// stored straight from registers) the FP8 output tile.
 constexpr int kQuantRingStages = 2;
-constexpr int quantize_ring_smem_bytes() {
-  return kQuantRingStages * kQuantTile * kQuantTile * 2 + kQuantTile * kQuantOutPitch + 3 * 512;
+constexpr int quantize_ring_smem_bytes(bool direct) {
+  return kQuantRingStages * kQuantTile * kQuantTile * 2 + 3 * 512 + (direct ? 0 : kQuantTile * kQuantOutPitch);
 }
 
 }  // namespace mxq

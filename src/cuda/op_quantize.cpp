@@ -30,9 +30,11 @@ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) ==
 // anything that needs the other axis (columnwise, both, 32x32 blocks).
 bool needs_tiled(const QuantizeDesc& d) { return d.colwise() || d.block_2d; }
 
-// EXPERIMENT (removed before merge): MXQ_QUANT_EXP selects the previous kernels for side-by-side timing:
-// "tiled" (no ring kernel), "ringp" (ring kernel with packed pair maxima), "mgpersist" (persistent
-// M-grouped rowwise blocks).
+// EXPERIMENT (removed before merge): MXQ_QUANT_EXP selects variants for side-by-side timing:
+// "tiled" (no ring kernel), "ringab" (ring kernel, both passes after one barrier); M-grouped rowwise:
+// "mgpersist" (previous: padding-only tiles, static), "mgstatic", "mgstaticpf", "mgdyn" (data tiles
+// only, static / static + L2 prefetch / dynamic; default dynamic + prefetch); ungrouped rowwise: "rwpf"
+// (persistent, static + prefetch), "rwdyn" (persistent, dynamic + prefetch).
 bool quant_exp(const char* token) {
   const char* e = std::getenv("MXQ_QUANT_EXP");
   return e && std::strstr(e, token) != nullptr;
@@ -44,10 +46,18 @@ bool uses_ring(const QuantizeDesc& d) {
          !quant_exp("tiled");
 }
 
+// Ring kernel variant: FP8 tile staged in shared memory ("ring"), or, for transposed plans, stored
+// from registers at 2 ("ringd") or 3 ("ring3") blocks per SM.
+const char* ring_kind(const QuantizeDesc& d) {
+  if (d.colwise_transposed && quant_exp("ring3")) return "ring3";
+  if (d.colwise_transposed && quant_exp("ringd")) return "ringd";
+  return "ring";
+}
+
 std::string kernel_name(const QuantizeDesc& d) {
   const char* in = d.in_dtype == MXQ_DTYPE_FP32 ? "f32" : d.in_dtype == MXQ_DTYPE_FP16 ? "f16" : "bf16";
   const char* out = d.out_dtype == MXQ_DTYPE_E5M2 ? "e5m2" : "e4m3";
-  const char* kind = uses_ring(d) ? (quant_exp("ringp") ? "ringp" : "ring") : needs_tiled(d) ? "tiled" : "rowwise";
+  const char* kind = uses_ring(d) ? ring_kind(d) : needs_tiled(d) ? "tiled" : "rowwise";
   return std::string("mxq_quantize_") + kind + "_" + in + "_" + out +
          (d.nonfinite == MXQ_NONFINITE_PROPAGATE ? "_prop" : "") + (d.fusion == MXQ_FUSION_SWIGLU ? "_swiglu" : "");
 }
@@ -56,18 +66,40 @@ bool grouped(const QuantizeDesc& d) { return d.grouping == MXQ_GROUPING_ROWS; }
 
 // Dynamic shared memory of the chosen kernel before the inline group table.
 int tile_smem(const QuantizeDesc& d) {
-  if (uses_ring(d)) return quantize_ring_smem_bytes();
+  if (uses_ring(d)) return quantize_ring_smem_bytes(std::strcmp(ring_kind(d), "ring") != 0);
   return needs_tiled(d) ? quantize_tiled_smem_bytes(static_cast<int>(in_size(d.in_dtype))) : 0;
 }
 
-// M-grouped rowwise plans run one block per data tile (the ungrouped grid); each block builds the group
-// table while its tile streams into L2, and zeroes the layout's padding as whole lines.
-bool grouped_per_tile(const QuantizeDesc& d) { return grouped(d) && !needs_tiled(d) && !quant_exp("mgpersist"); }
+// How the rowwise kernel schedules its tiles (kernels/common/quant_kernels.cuh, quantize_rowwise).
+struct RowwiseSchedule {
+  bool persistent = false;  // grid = resident blocks, each loops over tiles
+  bool lines = false;       // M-grouped: data tiles only, padding zeroed as lines
+  bool prefetch = false;    // persistent blocks pull their next tile into L2
+  bool dynamic = false;     // tiles taken in order from a device counter (workspace)
+};
+RowwiseSchedule rowwise_schedule(const QuantizeDesc& d) {
+  RowwiseSchedule s;
+  if (needs_tiled(d)) return s;
+  if (d.grouping == MXQ_GROUPING_ROWS) {
+    s.persistent = true;
+    if (quant_exp("mgpersist")) return s;
+    s.lines = true;
+    s.dynamic = !quant_exp("mgstatic");
+    s.prefetch = !quant_exp("mgstatic") && !quant_exp("mgdyn");
+    if (quant_exp("mgstaticpf")) s.prefetch = true;
+    return s;
+  }
+  if (quant_exp("rwpf") || quant_exp("rwdyn")) {
+    s.persistent = s.prefetch = true;
+    s.dynamic = quant_exp("rwdyn");
+  }
+  return s;
+}
 
-// Grid-stride (persistent) launches: grouped plans, and the pipelined tiled kernels, which are
-// tiled_prefetch() in common/quant_kernels.cuh: 16-bit inputs without SwiGLU.
+// Grid-stride (persistent) launches: grouped and scheduled rowwise plans, and the pipelined tile
+// kernels (the ring kernel, and the tiled kernel's tiled_prefetch(): 16-bit inputs without SwiGLU).
 bool persistent(const QuantizeDesc& d) {
-  return (grouped(d) && !grouped_per_tile(d)) ||
+  return rowwise_schedule(d).persistent || (grouped(d) && needs_tiled(d)) ||
          (needs_tiled(d) && d.in_dtype != MXQ_DTYPE_FP32 && d.fusion != MXQ_FUSION_SWIGLU);
 }
 bool uses_table(const QuantizeDesc& d) { return grouped(d) && d.num_groups > kQuantInlineGroups; }
@@ -78,7 +110,7 @@ bool uses_table(const QuantizeDesc& d) { return grouped(d) && d.num_groups > kQu
 // group, and (swizzled columnwise) every padded scale column.
 int64_t row_tiles(const QuantizeDesc& d) {
   if (!grouped(d)) return layout::ceil_div(d.rows, kQuantTile);
-  if (grouped_per_tile(d) || (!needs_tiled(d) && d.scale_layout == MXQ_SCALE_LAYOUT_LINEAR))
+  if (rowwise_schedule(d).lines || (!needs_tiled(d) && d.scale_layout == MXQ_SCALE_LAYOUT_LINEAR))
     return layout::ceil_div(d.rows, kQuantTile);
   int64_t t = layout::mgroup_scale_rows_bound(d.rows, d.num_groups) / kQuantTile;
   if (d.colwise() && d.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4)
@@ -129,7 +161,12 @@ class QuantizeOp final : public OpImpl {
     if (grouped(d)) f |= kQuantGrouped;
     if (uses_table(d)) f |= kQuantGroupTable;
     if (grouped(d) && d.offsets_dtype == MXQ_DTYPE_INT64) f |= kQuantOffsetsI64;
-    if (grouped_per_tile(d)) f |= kQuantGroupedPerTile;
+    const RowwiseSchedule sched = rowwise_schedule(d);
+    if (sched.lines) f |= kQuantMgroupLines;
+    if (sched.prefetch) f |= kQuantPrefetchNext;
+    if (sched.dynamic) f |= kQuantDynamicTiles;
+    if (uses_ring(d) && quant_exp("ringab")) f |= kQuantRingAB;
+    dynamic_ = sched.dynamic;
     p.flags = f;
     tiles_ = grid_blocks(d);
     MXQ_REQUIRE(tiles_ > 0, MXQ_STATUS_INTERNAL_ERROR, "quantize grid does not fit (supports() should have said)");
@@ -145,19 +182,23 @@ class QuantizeOp final : public OpImpl {
     std::string why = needs_tiled(d_) ? "needs both axes of a tile (columnwise, both or 32x32 blocks): 128x128 tiles "
                                         "through shared memory"
                                       : "rowwise 1x32 blocks: register-only 128x128 tiles";
+    const RowwiseSchedule sched = rowwise_schedule(d_);
     if (uses_ring(d_)) why += ", persistent blocks, a two-stage cp.async ring loads the next tile during this one";
     else if (needs_tiled(d_) && persistent(d_)) why += ", persistent blocks prefetching their next tile";
-    if (grouped_per_tile(d_))
-      why += uses_table(d_) ? ", one block per tile, groups looked up in a device-built table (> 1024 groups)"
-                            : ", one block per tile, each builds the group table in shared memory (<= 1024 groups) "
-                              "while its tile streams into L2";
-    else if (grouped(d_))
+    if (sched.dynamic) why += ", persistent blocks taking tiles in order from a counter in the workspace";
+    if (sched.prefetch) why += ", each block pulls its next tile into L2 ahead";
+    if (sched.lines) why += ", group padding zeroed as whole 16-byte lines by the data tiles";
+    if (grouped(d_))
       why += uses_table(d_) ? ", persistent blocks, groups looked up in a device-built table (> 1024 groups)"
                             : ", persistent blocks, each builds the group table in shared memory (<= 1024 groups)";
     return fmt::format("kernel {}, {} tiles on {} blocks of {} threads, {} B dynamic shared memory; {}", kernel_,
                        tiles_, blocks_, kQuantThreads, smem_, why);
   }
-  size_t workspace_bytes() const override { return groups_ ? GroupTableBuilder::workspace_bytes(d_.num_groups) : 0; }
+  // [group table (more than kQuantInlineGroups groups)][tile counter (dynamic schedule)], 256-byte aligned.
+  size_t table_bytes() const {
+    return groups_ ? (GroupTableBuilder::workspace_bytes(d_.num_groups) + 255) / 256 * 256 : 0;
+  }
+  size_t workspace_bytes() const override { return table_bytes() + (dynamic_ ? kCounterBytes : 0); }
   size_t required_alignment(mxqArgSlot_t slot) const override {
     if (slot == MXQ_ARG_X || slot == MXQ_ARG_ACTIVATION) return in_size(d_.in_dtype);
     if (slot == MXQ_ARG_AMAX) return 4;
@@ -199,6 +240,13 @@ class QuantizeOp final : public OpImpl {
       } else {
         p.offsets = offsets;
       }
+    }
+    if (dynamic_) {
+      // The tile counter starts from 0 on this stream for every launch.
+      p.tile_counter = reinterpret_cast<unsigned long long*>(static_cast<uint8_t*>(workspace) + table_bytes());
+      check(driver().cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(p.tile_counter), 0, sizeof(unsigned long long),
+                                     reinterpret_cast<CUstream>(stream)),
+            "quantize: clearing the tile counter");
     }
     // The kernels max-accumulate into amax; "overwritten" means it starts from +0 on this stream.
     if (p.amax)
@@ -247,6 +295,8 @@ class QuantizeOp final : public OpImpl {
   int smem_;
   int64_t tiles_ = 0;
   int64_t blocks_ = 0;
+  bool dynamic_ = false;
+  static constexpr size_t kCounterBytes = 256;
   QuantizeParams base_;
   std::unique_ptr<GroupTableBuilder> groups_;
 };
