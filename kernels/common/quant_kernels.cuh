@@ -11,11 +11,14 @@
 // i = 0..7: a half-warp covers 128 contiguous columns of one row and one 32-block is 4 adjacent
 // lanes, whose amax is two shuffles.
 //
-// Two kernels, both generic (no sm_90a feature: the embedded compute_90 PTX also runs on Blackwell):
+// Three kernels, all generic (no sm_90a feature: the embedded compute_90 PTX also runs on Blackwell):
 //   rowwise  registers only: load, amax, scale, convert, store; one block per tile, 4 blocks per SM.
 //            The bandwidth-critical common case. M-grouped tensors are cut exactly like ungrouped
-//            ones; only the scale rows move to their group's padded position.
-//   tiled    the tile also goes to shared memory, for everything that needs the other axis:
+//            ones (persistent blocks, static or counter-driven tile order); only the scale rows move
+//            to their group's padded position, and the layout's padding is zeroed as whole lines.
+//   ring     (common/quant_ring.cuh) columnwise and both orientations for 16-bit inputs without
+//            fusion: tiles stream through a two-stage cp.async shared-memory ring.
+//   tiled    the tile also goes to shared memory, for everything else that needs the other axis:
 //            columnwise (32x1 blocks; data transposed [cols, rows] or not), both orientations from
 //            one read, and 32x32 blocks. Rowwise output is produced from registers on the way in;
 //            columnwise reads one column per thread from shared memory, stages its FP8 bytes in a
@@ -278,45 +281,14 @@ __device__ __forceinline__ void write_rowwise_scales(const QuantizeParams& p, co
 
 // ---- the rowwise kernel --------------------------------------------------------------------------
 
-// M-grouped swizzled scales: each data row's 4 scale bytes go to its group's scale row, and the
-// padding rows of padded scale tile t.tile_r are zeroed (see quant_tile_mgrouped).
-__device__ __forceinline__ void write_mgrouped_scales(const QuantizeParams& p, const QuantTile& t, const uint8_t* s,
-                                                      const GroupView& gv) {
-  const int tid = threadIdx.x;
-  if (tid >= kT) return;
-  auto put = [&](int64_t srow, uint32_t w) {
-    uint8_t* dst = p.row_scales + layout::swizzled_offset(srow, 4 * t.tc, p.row_scale_ld);
-    if ((reinterpret_cast<uintptr_t>(dst) & 3u) == 0) {
-      *reinterpret_cast<uint32_t*>(dst) = w;
-    } else {
-#pragma unroll
-      for (int c = 0; c < 4; ++c) dst[c] = static_cast<uint8_t>(w >> (8 * c));
-    }
-  };
-  if (tid < t.nload) {
-    const int64_t r = t.r0 + tid;
-    const int64_t g = gv.group_of_row(r);
-    put(kQuantTile * gv.tile0(g) + (r - gv.start(g)), *reinterpret_cast<const uint32_t*>(s + local_scale(tid, 0)));
-  }
-  if (t.tile_r < p.row_scale_tiles) {
-    const int64_t srow = t.tile_r * kQuantTile + tid;
-    bool data = false;
-    if (t.tile_r < gv.meta.used_tiles) {
-      const int64_t g = gv.group_of_tile(t.tile_r);
-      data = srow - kQuantTile * gv.tile0(g) < gv.end(g) - gv.start(g);
-    }
-    if (!data) put(srow, 0u);
-  }
-}
-
-// M-grouped swizzled scales when the tiles are the data tiles only (kQuantMgroupLines). Besides the
-// data rows' scale bytes (as write_mgrouped_scales), the tile zeroes the padding rows of each group
-// whose last data row lies in it, inside that group's last swizzled scale tile for this column
-// tile: a 16-byte line (rows i, i+32, i+64, i+96) that holds only padding rows is one 16-byte
-// store, a mixed line gets 4-byte stores. The rest of the padding is the tail (zero_mgrouped_tail).
-// So the tile grid is the ungrouped one, and the padding costs whole-line stores inside data tiles
-// instead of extra padding-only tiles.
-__device__ __forceinline__ void write_mgrouped_scales_lines(const QuantizeParams& p, const QuantTile& t,
+// M-grouped swizzled scales. The data is cut exactly like an ungrouped tensor (quant_tile_mgrouped);
+// each data row's 4 scale bytes go to its group's scale row, and the tile also zeroes the padding
+// rows of each group whose last data row lies in it, inside that group's last swizzled scale tile
+// for this column tile: a 16-byte line (rows i, i+32, i+64, i+96) that holds only padding rows is
+// one 16-byte store, a mixed line gets 4-byte stores. The rest of the padding is the tail
+// (zero_mgrouped_tail). So the padding costs whole-line stores inside data tiles instead of extra
+// padding-only tiles (measured: docs/PERFORMANCE.md).
+__device__ __forceinline__ void write_mgrouped_scales(const QuantizeParams& p, const QuantTile& t,
                                                                const uint8_t* s, const GroupView& gv) {
   const int tid = threadIdx.x;
   const bool al16 = aligned16(p.row_scales);
@@ -396,13 +368,6 @@ __device__ __forceinline__ void rowwise_tile(const QuantizeParams& p, const Quan
   const int nvalid = t.ncols - cl < 0 ? 0 : t.ncols - cl < kChunk ? t.ncols - cl : kChunk;
   uint8_t* ob = p.row_data + (t.b * p.rows + t.r0) * p.cols + t.c0 + cl;
   T* ab = kSwiglu && p.act ? static_cast<T*>(p.act) + (t.b * p.rows + t.r0) * p.cols + t.c0 + cl : nullptr;
-  if (t.nrows == 0) {
-    // M-grouped tile rows past the data only zero the padding of their swizzled scale tile (a
-    // tensor with many small groups has more of these than data tiles).
-    write_mgrouped_scales(p, t, s_scale, gv);
-    return;
-  }
-
   // 16-bit inputs without SwiGLU keep all 8 chunks (8 x 16 bytes) in flight; wider ones 4 at a time.
   constexpr int kBatch = Raw::kWords * (kSwiglu ? 2 : 1) <= 4 ? kPasses : kPasses / 2;
 #pragma unroll
@@ -429,40 +394,16 @@ __device__ __forceinline__ void rowwise_tile(const QuantizeParams& p, const Quan
     }
   }
   __syncthreads();
-  if ((p.flags & kQuantGrouped) && (p.flags & kQuantSwizzled)) {
-    if (p.flags & kQuantMgroupLines) write_mgrouped_scales_lines(p, t, s_scale, gv);
-    else write_mgrouped_scales(p, t, s_scale, gv);
-  }
-  else if (t.nrows > 0) write_rowwise_scales(p, t, s_scale);
+  if ((p.flags & kQuantGrouped) && (p.flags & kQuantSwizzled)) write_mgrouped_scales(p, t, s_scale, gv);
+  else write_rowwise_scales(p, t, s_scale);
   __syncthreads();  // s_scale is rewritten by the next tile
 }
 
-// Issues L2 prefetches for tile `tile` of the ungrouped cut (M-grouped data is cut the same way):
-// one instruction per thread and 128-byte line, nothing waits for them. A persistent block calls it
-// for its next tile while it works on the current one, so that tile's loads later hit L2.
-template <In I, bool kSwiglu>
-__device__ __forceinline__ void prefetch_tile_l2(const QuantizeParams& p, int64_t tile) {
-  using T = typename InTraits<I>::T;
-  const int64_t per_batch = p.tiles_c * p.tiles_r;
-  const int64_t b = tile / per_batch, rest = tile % per_batch;
-  const int64_t r0 = (rest / p.tiles_c) * kQuantTile, c0 = (rest % p.tiles_c) * kQuantTile;
-  const int64_t rleft = p.rows - r0, cleft = p.cols - c0;
-  const int nrows = static_cast<int>(rleft < kQuantTile ? rleft : kQuantTile);
-  const int lines = static_cast<int>(((cleft < kQuantTile ? cleft : kQuantTile) * sizeof(T) + 127) / 128);
-  const T* x0 = static_cast<const T*>(p.x) + b * p.in_bstride + r0 * p.in_ld + c0;
-  for (int j = threadIdx.x; j < nrows * lines; j += kQuantThreads) {
-    const T* row = x0 + (j / lines) * p.in_ld;
-    prefetch_l2(reinterpret_cast<const uint8_t*>(row) + (j % lines) * 128);
-    if constexpr (kSwiglu) prefetch_l2(reinterpret_cast<const uint8_t*>(row + p.cols) + (j % lines) * 128);
-  }
-}
-
-// Ungrouped plans launch one block per tile and run the loop once, unless persistent
-// (kQuantPrefetchNext). Grouped plans build their group table first and loop over tiles with
-// persistent blocks (grid sized to the resident capacity). Persistent blocks take tiles either
-// statically (tile += gridDim.x) or in order from a device counter (kQuantDynamicTiles: the tiles in
-// flight stay one contiguous window of the tensor, and fast blocks take more tiles); with
-// kQuantPrefetchNext each block pulls its next tile into L2 while it works on the current one.
+// Ungrouped plans launch one block per tile and run the loop once. Grouped plans build their group
+// table first and loop over tiles with persistent blocks (grid sized to the resident capacity),
+// taken either statically (tile += gridDim.x) or, when there are many tiles per block, in order from
+// a device counter (kQuantDynamicTiles): the tiles in flight stay one contiguous window of the
+// tensor and fast blocks take more tiles, at the price of a counter reset ahead of the launch.
 template <In I, Fp8 F, bool kProp, bool kSwiglu>
 __device__ __forceinline__ void quantize_rowwise(const QuantizeParams& p) {
   extern __shared__ __align__(16) uint8_t group_smem[];  // inline group table (grouped plans only)
@@ -473,17 +414,16 @@ __device__ __forceinline__ void quantize_rowwise(const QuantizeParams& p) {
   __shared__ int64_t s_ticket[3];
   const bool grouped = (p.flags & kQuantGrouped) != 0;
   const bool dynamic = (p.flags & kQuantDynamicTiles) != 0;
-  const bool prefetch = (p.flags & kQuantPrefetchNext) != 0;
   const int64_t ntiles = p.tiles_c * p.tiles_r * p.batch;
   if (dynamic && threadIdx.x == 0) {
-    // Tickets run two tiles ahead: tile i + 1 is known (for its prefetch) while tile i is worked on.
+    // Tickets run two tiles ahead, so an atomic's round trip never stalls the loop.
     s_ticket[0] = static_cast<int64_t>(atomicAdd(p.tile_counter, 1ull));
     s_ticket[1] = static_cast<int64_t>(atomicAdd(p.tile_counter, 1ull));
   }
   if (grouped) build_group_table(p, group_smem, &meta, scan_tmp);  // has barriers
   else if (dynamic) __syncthreads();
   const GroupView gv(p, group_smem, meta);
-  if (grouped && (p.flags & kQuantMgroupLines) && (p.flags & kQuantSwizzled)) zero_mgrouped_tail(p, meta);
+  if (grouped && (p.flags & kQuantSwizzled)) zero_mgrouped_tail(p, meta);
   float amax_all = 0.0f;
   int64_t tile = dynamic ? s_ticket[0] : static_cast<int64_t>(blockIdx.x);
   for (int i = 0; tile < ntiles; ++i) {
@@ -494,7 +434,6 @@ __device__ __forceinline__ void quantize_rowwise(const QuantizeParams& p) {
     } else {
       next = tile + gridDim.x;
     }
-    if (prefetch && next < ntiles) prefetch_tile_l2<I, kSwiglu>(p, next);
     const QuantTile t = grouped ? quant_tile_mgrouped(p, tile, meta) : quant_tile(p, tile, group_smem, meta);
     rowwise_tile<I, F, kProp, kSwiglu>(p, t, s_scale, amax_all, gv);  // two barriers: the new ticket is visible
     tile = next;
@@ -507,8 +446,7 @@ __device__ __forceinline__ void quantize_rowwise(const QuantizeParams& p) {
 // Epilogue of a shared-memory tile: the rowwise and columnwise scale tiles, then the staged columnwise
 // FP8 tile as whole 16-byte row pieces (scalar stores for ragged or unaligned tiles).
 __device__ __forceinline__ void tiled_epilogue(const QuantizeParams& p, const QuantTile& t, const GroupMeta& meta,
-                                               const uint8_t* s_out, const uint8_t* s_rs, const uint8_t* s_cs,
-                                               bool staged_data = true) {
+                                               const uint8_t* s_out, const uint8_t* s_rs, const uint8_t* s_cs) {
   const int tid = threadIdx.x;
   const bool row = (p.flags & kQuantRowwise) != 0;
   const bool col = (p.flags & kQuantColwise) != 0;
@@ -534,7 +472,6 @@ __device__ __forceinline__ void tiled_epilogue(const QuantizeParams& p, const Qu
       for (int64_t k = tid; k < tail * t.ncols; k += kQuantThreads)
         cs[(t.c0 + k / tail) * p.col_scale_ld + meta.total_cols + k % tail] = 0;
     }
-    if (!staged_data) return;
     const int warp = tid >> 5, lane = tid & 31;
     if (transposed) {
       // Row c0 + k of the [cols, rows] output holds bytes r0 .. r0 + nrows - 1 of this tile.
@@ -574,6 +511,8 @@ __device__ __forceinline__ void tiled_epilogue(const QuantizeParams& p, const Qu
 // 16-bit inputs without SwiGLU pipeline across tiles: the next tile's 8 chunks are loaded into
 // registers right after this tile reached shared memory, so HBM reads continue through the
 // columnwise phase and the stores. Wider inputs would need twice the registers; they load per tile.
+// (Of the 16-bit plans without SwiGLU only 32x32-block ones run here; the others run the ring
+// kernel, common/quant_ring.cuh.)
 template <In I, bool kSwiglu>
 constexpr bool tiled_prefetch() {
   return RawChunk<I, kSwiglu>::kWords * (kSwiglu ? 2 : 1) <= 4;

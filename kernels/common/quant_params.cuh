@@ -51,10 +51,7 @@ enum QuantizeFlags : int32_t {
   kQuantGroupTable = 1 << 6,   // grouped with the device-built table (ends/row_base/col_base)
   kQuantOffsetsI64 = 1 << 7,   // inline lookup: offsets are int64
   kQuantVecIn = 1 << 8,        // every input chunk of 8 elements is 16-byte aligned
-  kQuantMgroupLines = 1 << 9,  // M-grouped rowwise: data tiles only; padding zeroed as whole lines
-  kQuantPrefetchNext = 1 << 10,  // persistent rowwise blocks pull their next tile into L2 ahead
-  kQuantDynamicTiles = 1 << 11,  // persistent rowwise blocks take tiles from *tile_counter, in order
-  kQuantRingAB = 1 << 12,        // EXPERIMENT: ring kernel runs both passes after one barrier
+  kQuantDynamicTiles = 1 << 9,  // persistent rowwise blocks take tiles from *tile_counter, in order
 };
 
 constexpr int kQuantTile = 128;     // tile rows = tile columns
@@ -78,11 +75,10 @@ constexpr int quantize_tiled_smem_bytes(int in_elem_bytes) {
 }
 
 // Dynamic shared memory of the ring kernel (16-bit inputs, common/quant_ring.cuh): a two-stage ring of
-// input tiles, two alternating rowwise scale tiles and a columnwise one, and (unless the FP8 tile is
-// stored straight from registers) the FP8 output tile.
+// input tiles, two alternating rowwise scale tiles and a columnwise one, and the FP8 output tile.
 constexpr int kQuantRingStages = 2;
-constexpr int quantize_ring_smem_bytes(bool direct) {
-  return kQuantRingStages * kQuantTile * kQuantTile * 2 + 3 * 512 + (direct ? 0 : kQuantTile * kQuantOutPitch);
+constexpr int quantize_ring_smem_bytes() {
+  return kQuantRingStages * kQuantTile * kQuantTile * 2 + 3 * 512 + kQuantTile * kQuantOutPitch;
 }
 
 }  // namespace mxq

@@ -11,6 +11,9 @@
 // tile n starts, so HBM reads stay in flight through all of tile n (rowwise pass, columnwise pass,
 // stores), and no register holds them. Blocks are persistent (a grid-stride loop over tiles), two
 // per SM (the ring, the FP8 staging tile and the scale tiles take 85 KB of shared memory).
+// Measured on an H100 against the register-prefetching tiled kernel, and against variants that store
+// the transposed FP8 bytes straight from registers (2 or 3 blocks per SM) or run both passes after
+// one barrier: docs/PERFORMANCE.md, "Quantization".
 //
 // Per tile: (A) each thread reads back the chunks it loaded itself (only its own cp.async group needs
 // to have landed) and writes rowwise FP8 data and scales, as the tiled kernel does from registers;
@@ -66,7 +69,7 @@ __device__ __forceinline__ void ring_issue(const QuantizeParams& p, const QuantT
 }
 
 // Pass A: rowwise 1x32 output of the chunks this thread loaded (rows 16 i + tid / 16).
-template <In I, Fp8 F, bool kProp, bool kLowRegs>
+template <In I, Fp8 F, bool kProp>
 __device__ __forceinline__ void ring_rowwise(const QuantizeParams& p, const QuantTile& t, const uint8_t* stage,
                                              uint8_t* s_rs) {
   using Raw = RawChunk<I, false>;
@@ -75,7 +78,7 @@ __device__ __forceinline__ void ring_rowwise(const QuantizeParams& p, const Quan
   const int cl = chunk * kChunk;
   const int nvalid = t.ncols - cl < 0 ? 0 : t.ncols - cl < kChunk ? t.ncols - cl : kChunk;
   uint8_t* ob = p.row_data + (t.b * p.rows + t.r0) * p.cols + t.c0 + cl;
-#pragma unroll(kLowRegs ? 2 : kPasses)
+#pragma unroll
   for (int i = 0; i < kPasses; ++i) {
     const int rl = i * kRowsPerPass + (tid >> 4);
     const bool live = rl < t.nrows && nvalid > 0;
@@ -99,27 +102,21 @@ __device__ __forceinline__ void ring_rowwise(const QuantizeParams& p, const Quan
   }
 }
 
-// Pass B: columns c = 2 (tid % 64) and c + 1, rows 32 rb .. 32 rb + 31 with rb = tid / 64. Writes the
-// two exponents to the columnwise scale tile and folds the block maxima into amax_all. The FP8 bytes
-// (transposed: bytes 32 rb .. 32 rb + 31 of output rows c and c + 1) are staged in s_out, or with
-// kDirect (transposed plans only) stored straight to global memory: the two lanes of a pair swap
-// halves so that each store instruction writes whole 32-byte sectors. kLowRegs reads the 32 words
-// twice from shared memory (once for the maxima, four at a time for the conversion) instead of
-// keeping them in registers, for the 3-blocks-per-SM register budget.
-template <In I, Fp8 F, bool kProp, bool kDirect, bool kLowRegs>
+// Pass B: columns c = 2 (tid % 64) and c + 1, rows 32 rb .. 32 rb + 31 with rb = tid / 64. Stages the
+// FP8 bytes in s_out (transposed: bytes 32 rb .. 32 rb + 31 of rows c and c + 1 of the [cols, rows]
+// tile), writes the two exponents to the columnwise scale tile and folds the block maxima into
+// amax_all.
+template <In I, Fp8 F, bool kProp>
 __device__ __forceinline__ void ring_colwise(const QuantizeParams& p, const QuantTile& t, const uint8_t* stage,
                                              uint8_t* s_out, uint8_t* s_cs, float& amax_all) {
   const int tid = threadIdx.x;
   const int cp = tid & 63, rb = tid >> 6, c = 2 * cp;
   const uint8_t* col = stage + 32 * rb * kRingRowBytes + 4 * cp;
-  auto word = [&](int i) { return *reinterpret_cast<const uint32_t*>(col + i * kRingRowBytes); };
-  uint32_t w[kLowRegs ? 1 : 32];
-  if constexpr (!kLowRegs) {
+  uint32_t w[32];
 #pragma unroll
-    for (int i = 0; i < 32; ++i) w[i] = word(i);
-  }
-  auto lo = [&](int i) { return bits_to_f32<I>((kLowRegs ? word(i) : w[i]) & 0xFFFFu); };
-  auto hi = [&](int i) { return bits_to_f32<I>((kLowRegs ? word(i) : w[i]) >> 16); };
+  for (int i = 0; i < 32; ++i) w[i] = *reinterpret_cast<const uint32_t*>(col + i * kRingRowBytes);
+  auto lo = [&](int i) { return bits_to_f32<I>(w[i] & 0xFFFFu); };
+  auto hi = [&](int i) { return bits_to_f32<I>(w[i] >> 16); };
   // Four independent partial maxima per column (max is exact and order-free): short chains.
   float al[4] = {0.0f, 0.0f, 0.0f, 0.0f}, ah[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   float pl[4] = {0.0f, 0.0f, 0.0f, 0.0f}, ph[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -146,56 +143,10 @@ __device__ __forceinline__ void ring_colwise(const QuantizeParams& p, const Quan
   uint32_t qlo[8], qhi[8];
 #pragma unroll
   for (int k = 0; k < 8; ++k) {
-    if constexpr (kLowRegs) {
-      uint32_t v[4];
-#pragma unroll
-      for (int j = 0; j < 4; ++j) v[j] = word(4 * k + j);
-      auto l = [&](int j) { return bits_to_f32<I>(v[j] & 0xFFFFu); };
-      auto h = [&](int j) { return bits_to_f32<I>(v[j] >> 16); };
-      qlo[k] = quantize4<F>(l(0), l(1), l(2), l(3), ilo);
-      qhi[k] = quantize4<F>(h(0), h(1), h(2), h(3), ihi);
-    } else {
-      qlo[k] = quantize4<F>(lo(4 * k), lo(4 * k + 1), lo(4 * k + 2), lo(4 * k + 3), ilo);
-      qhi[k] = quantize4<F>(hi(4 * k), hi(4 * k + 1), hi(4 * k + 2), hi(4 * k + 3), ihi);
-    }
+    qlo[k] = quantize4<F>(lo(4 * k), lo(4 * k + 1), lo(4 * k + 2), lo(4 * k + 3), ilo);
+    qhi[k] = quantize4<F>(hi(4 * k), hi(4 * k + 1), hi(4 * k + 2), hi(4 * k + 3), ihi);
   }
-  if constexpr (kDirect) {
-    // Lane pair (even, odd) holds output rows a .. a + 3 (a = 2 (cp & ~1)): the even lane's columns
-    // are rows a, a + 1, the odd lane's a + 2, a + 3. After swapping halves, the even lane writes
-    // bytes 0-15 and the odd lane bytes 16-31 of each row's 32 bytes, one row per instruction.
-    const bool odd = (tid & 1) != 0;
-    uint32_t send[8], recv[8];
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      send[k] = odd ? qlo[k] : qlo[4 + k];
-      send[4 + k] = odd ? qhi[k] : qhi[4 + k];
-    }
-#pragma unroll
-    for (int k = 0; k < 8; ++k) recv[k] = __shfl_xor_sync(0xFFFFFFFFu, send[k], 1);
-    uint32_t out[4][4];
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      out[0][k] = odd ? recv[k] : qlo[k];
-      out[1][k] = odd ? recv[4 + k] : qhi[k];
-      out[2][k] = odd ? qlo[4 + k] : recv[k];
-      out[3][k] = odd ? qhi[4 + k] : recv[4 + k];
-    }
-    const int a = 2 * (cp & ~1), off = 32 * rb + (odd ? 16 : 0);
-    uint8_t* base = p.col_data + (t.b * p.cols + t.c0) * p.rows + t.r0 + off;
-    const bool fast = t.nrows == kT && ((reinterpret_cast<uintptr_t>(p.col_data) | p.rows | t.r0) & 15) == 0;
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      if (a + j >= t.ncols) continue;
-      uint8_t* dst = base + (a + j) * p.rows;
-      if (fast) {
-        store16(dst, make_uint4(out[j][0], out[j][1], out[j][2], out[j][3]));
-      } else {
-#pragma unroll
-        for (int k = 0; k < 16; ++k)
-          if (off + k < t.nrows) dst[k] = static_cast<uint8_t>(out[j][k >> 2] >> ((k & 3) * 8));
-      }
-    }
-  } else if (p.flags & kQuantTransposed) {
+  if (p.flags & kQuantTransposed) {
     uint4* d0 = reinterpret_cast<uint4*>(s_out + c * kQuantOutPitch + 32 * rb);
     uint4* d1 = reinterpret_cast<uint4*>(s_out + (c + 1) * kQuantOutPitch + 32 * rb);
     d0[0] = make_uint4(qlo[0], qlo[1], qlo[2], qlo[3]);
@@ -215,7 +166,7 @@ __device__ __forceinline__ void ring_colwise(const QuantizeParams& p, const Quan
   s_cs[local_scale(c + 1, rb)] = static_cast<uint8_t>(rows_live && c + 1 < t.ncols ? ehi : 0u);
 }
 
-template <In I, Fp8 F, bool kProp, bool kDirect, bool kLowRegs>
+template <In I, Fp8 F, bool kProp>
 __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
   extern __shared__ __align__(16) uint8_t smem[];  // ring, scale tiles, FP8 tile, then the group table
   __shared__ float s_warp[kWarps];
@@ -224,8 +175,8 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
   uint8_t* stages = smem;
   uint8_t* s_rs = smem + kRingStages * kRingStageBytes;  // two rowwise scale tiles, alternating
   uint8_t* s_cs = s_rs + 2 * 512;                        // columnwise scale tile
-  uint8_t* s_out = s_cs + 512;                           // [128][kQuantOutPitch] FP8 staging (not kDirect)
-  uint8_t* group_smem = smem + quantize_ring_smem_bytes(kDirect);
+  uint8_t* s_out = s_cs + 512;                           // [128][kQuantOutPitch] FP8 staging
+  uint8_t* group_smem = smem + quantize_ring_smem_bytes();
   if (p.flags & kQuantGrouped) build_group_table(p, group_smem, &meta, scan_tmp);
   const int64_t ntiles = p.tiles_c * p.tiles_r * p.batch;
   if (blockIdx.x >= ntiles) return;  // the launcher never starts more blocks than tiles
@@ -242,16 +193,11 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
     cp_async_wait<1>();  // this thread's chunks of tile `tile` have landed
     const uint8_t* st = stages + s * kRingStageBytes;
     uint8_t* rs = s_rs + s * 512;
-    if (p.flags & kQuantRingAB) {
-      __syncthreads();  // every thread's chunks are in shared memory
-      if (row) ring_rowwise<I, F, kProp, kLowRegs>(p, t, st, rs);
-    } else {
-      if (row) ring_rowwise<I, F, kProp, kLowRegs>(p, t, st, rs);
-      __syncthreads();  // every thread's chunks (and rowwise scales) are in shared memory
-    }
-    ring_colwise<I, F, kProp, kDirect, kLowRegs>(p, t, st, s_out, s_cs, amax_all);
+    if (row) ring_rowwise<I, F, kProp>(p, t, st, rs);
+    __syncthreads();  // every thread's chunks (and rowwise scales) are in shared memory
+    ring_colwise<I, F, kProp>(p, t, st, s_out, s_cs, amax_all);
     __syncthreads();  // FP8 tile and columnwise scales staged
-    tiled_epilogue(p, t, meta, s_out, rs, s_cs, !kDirect);
+    tiled_epilogue(p, t, meta, s_out, rs, s_cs);
     s ^= 1;
   }
   cp_async_wait<0>();
@@ -262,20 +208,15 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
 }  // namespace dev
 }  // namespace mxq
 
-// Entry points mxq_quantize_<kind>_<input>_<fp8>[_prop]: ring (FP8 tile staged in shared memory, 2
-// blocks per SM), ringd (transposed plans: stored from registers, 2 per SM), ring3 (the same at 3 per
-// SM). Each kernels/generic/quantize_ring_<input>.cu holds one MXQ_QUANT_RING_ENTRIES_IN line.
-#define MXQ_QUANT_RING_ENTRY(KIND, DIRECT, BLOCKS, IN, IN_NAME, F, F_NAME, PROP, PROP_NAME) \
-  extern "C" __global__ void __launch_bounds__(mxq::kQuantThreads, BLOCKS)                 \
-      mxq_quantize_##KIND##_##IN_NAME##_##F_NAME##PROP_NAME(const mxq::QuantizeParams p) { \
-    mxq::dev::quant::quantize_ring<mxq::dev::In::IN, mxq::dev::Fp8::F, PROP, DIRECT, (BLOCKS > 2)>(p); \
+// Entry points mxq_quantize_ring_<input>_<fp8>[_prop]; each kernels/generic/quantize_ring_<input>.cu
+// holds one MXQ_QUANT_RING_ENTRIES_IN line.
+#define MXQ_QUANT_RING_ENTRY(IN, IN_NAME, F, F_NAME, PROP, PROP_NAME)                                       \
+  extern "C" __global__ void __launch_bounds__(mxq::kQuantThreads, 2)                                      \
+      mxq_quantize_ring_##IN_NAME##_##F_NAME##PROP_NAME(const mxq::QuantizeParams p) {                     \
+    mxq::dev::quant::quantize_ring<mxq::dev::In::IN, mxq::dev::Fp8::F, PROP>(p);                           \
   }
-#define MXQ_QUANT_RING_ENTRIES_KIND(KIND, DIRECT, BLOCKS, IN, IN_NAME)             \
-  MXQ_QUANT_RING_ENTRY(KIND, DIRECT, BLOCKS, IN, IN_NAME, E4M3, e4m3, false, )     \
-  MXQ_QUANT_RING_ENTRY(KIND, DIRECT, BLOCKS, IN, IN_NAME, E4M3, e4m3, true, _prop) \
-  MXQ_QUANT_RING_ENTRY(KIND, DIRECT, BLOCKS, IN, IN_NAME, E5M2, e5m2, false, )     \
-  MXQ_QUANT_RING_ENTRY(KIND, DIRECT, BLOCKS, IN, IN_NAME, E5M2, e5m2, true, _prop)
-#define MXQ_QUANT_RING_ENTRIES_IN(IN, IN_NAME)                 \
-  MXQ_QUANT_RING_ENTRIES_KIND(ring, false, 2, IN, IN_NAME)     \
-  MXQ_QUANT_RING_ENTRIES_KIND(ringd, true, 2, IN, IN_NAME)     \
-  MXQ_QUANT_RING_ENTRIES_KIND(ring3, true, 3, IN, IN_NAME)
+#define MXQ_QUANT_RING_ENTRIES_IN(IN, IN_NAME)                \
+  MXQ_QUANT_RING_ENTRY(IN, IN_NAME, E4M3, e4m3, false, )      \
+  MXQ_QUANT_RING_ENTRY(IN, IN_NAME, E4M3, e4m3, true, _prop)  \
+  MXQ_QUANT_RING_ENTRY(IN, IN_NAME, E5M2, e5m2, false, )      \
+  MXQ_QUANT_RING_ENTRY(IN, IN_NAME, E5M2, e5m2, true, _prop)

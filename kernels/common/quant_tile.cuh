@@ -292,8 +292,9 @@ struct GroupView {
 
 // Rowwise M-grouped tiles: the data is cut exactly like an ungrouped tensor (grouping does not change
 // which elements form a 1x32 block), and only the scale *rows* move: data row r of group g goes to
-// scale row 128 * tile0(g) + (r - start(g)). Tile row tr is data tile tr (if 128 tr < rows) and also
-// owns the padding rows of padded scale tile tr.
+// scale row 128 * tile0(g) + (r - start(g)). The layout's padding rows are zeroed by the data tile
+// holding each group's last row, and the tail past the groups' tiles by all blocks
+// (write_mgrouped_scales, zero_mgrouped_tail in common/quant_kernels.cuh).
 __device__ __forceinline__ QuantTile quant_tile_mgrouped(const QuantizeParams& p, int64_t tile, const GroupMeta& meta) {
   QuantTile q;
   div_mod32(tile, p.tiles_c, q.tile_r, q.tc);

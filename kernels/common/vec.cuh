@@ -43,9 +43,6 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
 }
 
-// Hint: bring the 128-byte line holding p into L2 (no register result, nothing waits for it).
-__device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
-
 // One read-only byte through the non-coherent cache (scales: many threads read the same bytes).
 __device__ __forceinline__ uint8_t load_u8_ro(const uint8_t* p) { return __ldg(p); }
 

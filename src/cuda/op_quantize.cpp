@@ -1,13 +1,12 @@
 // Quantize on the GPU: registry entries and the launcher of kernels/generic/quantize_*.cu.
 // Finalize resolves the geometry once (tile grid, scale extents from core/sizes.h, the kernel for the
 // dtypes / policy / fusion); Execute fills pointers, decides the 16-byte input path from the actual
-// pointers, and enqueues at most three things on the caller's stream: a 4-byte memset of the amax
-// output, the group table (only for more than kQuantInlineGroups groups) and the kernel. Nothing
+// pointers, and enqueues at most four things on the caller's stream: a 4-byte memset of the amax
+// output, an 8-byte memset of the tile counter (M-grouped rowwise plans with many tiles per block),
+// the group table (only for more than kQuantInlineGroups groups) and the kernel. Nothing
 // synchronizes the host, so a plan can be captured into a CUDA graph.
 #include <algorithm>
 #include <climits>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include "common/quant_params.cuh"
@@ -26,38 +25,19 @@ size_t in_size(mxqDataType_t t) { return t == MXQ_DTYPE_FP32 ? 4 : 2; }
 
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
-// Which kernel runs a plan: the register-only rowwise kernel, or the shared-memory tile kernel for
-// anything that needs the other axis (columnwise, both, 32x32 blocks).
+// Which kernel runs a plan: the register-only rowwise kernel, or a shared-memory tile kernel (ring or
+// tiled) for anything that needs the other axis (columnwise, both, 32x32 blocks).
 bool needs_tiled(const QuantizeDesc& d) { return d.colwise() || d.block_2d; }
-
-// EXPERIMENT (removed before merge): MXQ_QUANT_EXP selects variants for side-by-side timing:
-// "tiled" (no ring kernel), "ringab" (ring kernel, both passes after one barrier); M-grouped rowwise:
-// "mgpersist" (previous: padding-only tiles, static), "mgstatic", "mgstaticpf", "mgdyn" (data tiles
-// only, static / static + L2 prefetch / dynamic; default dynamic + prefetch); ungrouped rowwise: "rwpf"
-// (persistent, static + prefetch), "rwdyn" (persistent, dynamic + prefetch).
-bool quant_exp(const char* token) {
-  const char* e = std::getenv("MXQ_QUANT_EXP");
-  return e && std::strstr(e, token) != nullptr;
-}
 
 // The pipelined ring kernel (common/quant_ring.cuh) covers 16-bit inputs without fusion, 1x32 / 32x1.
 bool uses_ring(const QuantizeDesc& d) {
-  return needs_tiled(d) && !d.block_2d && d.in_dtype != MXQ_DTYPE_FP32 && d.fusion != MXQ_FUSION_SWIGLU &&
-         !quant_exp("tiled");
-}
-
-// Ring kernel variant: FP8 tile staged in shared memory ("ring"), or, for transposed plans, stored
-// from registers at 2 ("ringd") or 3 ("ring3") blocks per SM.
-const char* ring_kind(const QuantizeDesc& d) {
-  if (d.colwise_transposed && quant_exp("ring3")) return "ring3";
-  if (d.colwise_transposed && quant_exp("ringd")) return "ringd";
-  return "ring";
+  return needs_tiled(d) && !d.block_2d && d.in_dtype != MXQ_DTYPE_FP32 && d.fusion != MXQ_FUSION_SWIGLU;
 }
 
 std::string kernel_name(const QuantizeDesc& d) {
   const char* in = d.in_dtype == MXQ_DTYPE_FP32 ? "f32" : d.in_dtype == MXQ_DTYPE_FP16 ? "f16" : "bf16";
   const char* out = d.out_dtype == MXQ_DTYPE_E5M2 ? "e5m2" : "e4m3";
-  const char* kind = uses_ring(d) ? ring_kind(d) : needs_tiled(d) ? "tiled" : "rowwise";
+  const char* kind = uses_ring(d) ? "ring" : needs_tiled(d) ? "tiled" : "rowwise";
   return std::string("mxq_quantize_") + kind + "_" + in + "_" + out +
          (d.nonfinite == MXQ_NONFINITE_PROPAGATE ? "_prop" : "") + (d.fusion == MXQ_FUSION_SWIGLU ? "_swiglu" : "");
 }
@@ -66,52 +46,30 @@ bool grouped(const QuantizeDesc& d) { return d.grouping == MXQ_GROUPING_ROWS; }
 
 // Dynamic shared memory of the chosen kernel before the inline group table.
 int tile_smem(const QuantizeDesc& d) {
-  if (uses_ring(d)) return quantize_ring_smem_bytes(std::strcmp(ring_kind(d), "ring") != 0);
+  if (uses_ring(d)) return quantize_ring_smem_bytes();
   return needs_tiled(d) ? quantize_tiled_smem_bytes(static_cast<int>(in_size(d.in_dtype))) : 0;
 }
 
-// How the rowwise kernel schedules its tiles (kernels/common/quant_kernels.cuh, quantize_rowwise).
-struct RowwiseSchedule {
-  bool persistent = false;  // grid = resident blocks, each loops over tiles
-  bool lines = false;       // M-grouped: data tiles only, padding zeroed as lines
-  bool prefetch = false;    // persistent blocks pull their next tile into L2
-  bool dynamic = false;     // tiles taken in order from a device counter (workspace)
-};
-RowwiseSchedule rowwise_schedule(const QuantizeDesc& d) {
-  RowwiseSchedule s;
-  if (needs_tiled(d)) return s;
-  if (d.grouping == MXQ_GROUPING_ROWS) {
-    s.persistent = true;
-    if (quant_exp("mgpersist")) return s;
-    s.lines = true;
-    s.dynamic = !quant_exp("mgstatic");
-    s.prefetch = !quant_exp("mgstatic") && !quant_exp("mgdyn");
-    if (quant_exp("mgstaticpf")) s.prefetch = true;
-    return s;
-  }
-  if (quant_exp("rwpf") || quant_exp("rwdyn")) {
-    s.persistent = s.prefetch = true;
-    s.dynamic = quant_exp("rwdyn");
-  }
-  return s;
+// Grid-stride (persistent) launches: grouped plans, and the pipelined tile kernels (the ring kernel,
+// and the tiled kernel's tiled_prefetch(): 16-bit inputs without SwiGLU).
+bool persistent(const QuantizeDesc& d) {
+  return grouped(d) || (needs_tiled(d) && d.in_dtype != MXQ_DTYPE_FP32 && d.fusion != MXQ_FUSION_SWIGLU);
 }
 
-// Grid-stride (persistent) launches: grouped and scheduled rowwise plans, and the pipelined tile
-// kernels (the ring kernel, and the tiled kernel's tiled_prefetch(): 16-bit inputs without SwiGLU).
-bool persistent(const QuantizeDesc& d) {
-  return rowwise_schedule(d).persistent || (grouped(d) && needs_tiled(d)) ||
-         (needs_tiled(d) && d.in_dtype != MXQ_DTYPE_FP32 && d.fusion != MXQ_FUSION_SWIGLU);
-}
+// M-grouped rowwise plans take their tiles from a counter in the workspace (in order, fast blocks
+// take more) once the persistent blocks have at least this many tiles each; below that, the
+// counter's reset and first round trip cost more than the order gains (docs/PERFORMANCE.md).
+constexpr int64_t kDynamicTilesPerBlock = 16;
+
 bool uses_table(const QuantizeDesc& d) { return grouped(d) && d.num_groups > kQuantInlineGroups; }
 
-// Row tiles per batch entry. The rowwise kernel cuts grouped data like ungrouped data; its extra
-// swizzled tile rows only write the padding of the per-group scale layout. The tiled kernel's grouped
-// tiles live in padded row space: enough for every group's 128-row tiles, the rows past the last
-// group, and (swizzled columnwise) every padded scale column.
+// Row tiles per batch entry. The rowwise kernel cuts grouped data like ungrouped data (its data tiles
+// also zero the padding of the per-group scale layout). The tile kernels' grouped tiles live in
+// padded row space: enough for every group's 128-row tiles, the rows past the last group, and
+// (swizzled columnwise) every padded scale column.
 int64_t row_tiles(const QuantizeDesc& d) {
   if (!grouped(d)) return layout::ceil_div(d.rows, kQuantTile);
-  if (rowwise_schedule(d).lines || (!needs_tiled(d) && d.scale_layout == MXQ_SCALE_LAYOUT_LINEAR))
-    return layout::ceil_div(d.rows, kQuantTile);
+  if (!needs_tiled(d)) return layout::ceil_div(d.rows, kQuantTile);
   int64_t t = layout::mgroup_scale_rows_bound(d.rows, d.num_groups) / kQuantTile;
   if (d.colwise() && d.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4)
     t = std::max(t, colwise_scale_extent(true, d.rows, d.cols, d.grouping, d.num_groups).cols / 4);
@@ -161,12 +119,6 @@ class QuantizeOp final : public OpImpl {
     if (grouped(d)) f |= kQuantGrouped;
     if (uses_table(d)) f |= kQuantGroupTable;
     if (grouped(d) && d.offsets_dtype == MXQ_DTYPE_INT64) f |= kQuantOffsetsI64;
-    const RowwiseSchedule sched = rowwise_schedule(d);
-    if (sched.lines) f |= kQuantMgroupLines;
-    if (sched.prefetch) f |= kQuantPrefetchNext;
-    if (sched.dynamic) f |= kQuantDynamicTiles;
-    if (uses_ring(d) && quant_exp("ringab")) f |= kQuantRingAB;
-    dynamic_ = sched.dynamic;
     p.flags = f;
     tiles_ = grid_blocks(d);
     MXQ_REQUIRE(tiles_ > 0, MXQ_STATUS_INTERNAL_ERROR, "quantize grid does not fit (supports() should have said)");
@@ -174,6 +126,8 @@ class QuantizeOp final : public OpImpl {
     // builds the group table once, then loops over tiles) and for the pipelined tile kernels (each
     // block loads its next tile during this one). Otherwise one block per tile.
     blocks_ = persistent(d) ? std::min<int64_t>(tiles_, resident_blocks(dev)) : tiles_;
+    dynamic_ = grouped(d) && !needs_tiled(d) && tiles_ >= kDynamicTilesPerBlock * blocks_;
+    if (dynamic_) p.flags |= kQuantDynamicTiles;
     if (uses_table(d)) groups_ = std::make_unique<GroupTableBuilder>(dev);
   }
 
@@ -182,12 +136,13 @@ class QuantizeOp final : public OpImpl {
     std::string why = needs_tiled(d_) ? "needs both axes of a tile (columnwise, both or 32x32 blocks): 128x128 tiles "
                                         "through shared memory"
                                       : "rowwise 1x32 blocks: register-only 128x128 tiles";
-    const RowwiseSchedule sched = rowwise_schedule(d_);
     if (uses_ring(d_)) why += ", persistent blocks, a two-stage cp.async ring loads the next tile during this one";
     else if (needs_tiled(d_) && persistent(d_)) why += ", persistent blocks prefetching their next tile";
-    if (sched.dynamic) why += ", persistent blocks taking tiles in order from a counter in the workspace";
-    if (sched.prefetch) why += ", each block pulls its next tile into L2 ahead";
-    if (sched.lines) why += ", group padding zeroed as whole 16-byte lines by the data tiles";
+    if (grouped(d_) && !needs_tiled(d_)) {
+      why += ", data tiles only (group padding zeroed as whole 16-byte lines)";
+      why += dynamic_ ? ", tiles taken in order from a counter in the workspace (>= 16 tiles per block)"
+                      : ", static tile order (< 16 tiles per block)";
+    }
     if (grouped(d_))
       why += uses_table(d_) ? ", persistent blocks, groups looked up in a device-built table (> 1024 groups)"
                             : ", persistent blocks, each builds the group table in shared memory (<= 1024 groups)";
