@@ -294,8 +294,8 @@ void register_quantize_kernels(Registry& r) {
   tiled.arch = ArchRange{90, kAnyNewer};
   tiled.in_dtypes = hp;
   tiled.out_dtypes = fp8;
-  tiled.variant = "128x128 tiles through shared memory: columnwise (transposed or not), both from one read, "
-                  "32x32 blocks";
+  tiled.variant = "128x128 tiles through shared memory (16-bit inputs without fusion: a two-stage cp.async "
+                  "ring): columnwise (transposed or not), both from one read, 32x32 blocks";
   tiled.priority = 0;
   tiled.supports = [](const QuantizeDesc& d, const DeviceInfo& dev) -> std::string {
     if (!needs_tiled(d)) return "the rowwise kernel is preferred";
