@@ -288,8 +288,8 @@ __device__ __forceinline__ void write_rowwise_scales(const QuantizeParams& p, co
 // one 16-byte store, a mixed line gets 4-byte stores. The rest of the padding is the tail
 // (zero_mgrouped_tail). So the padding costs whole-line stores inside data tiles instead of extra
 // padding-only tiles (measured: docs/PERFORMANCE.md).
-__device__ __forceinline__ void write_mgrouped_scales(const QuantizeParams& p, const QuantTile& t,
-                                                               const uint8_t* s, const GroupView& gv) {
+__device__ __forceinline__ void write_mgrouped_scales(const QuantizeParams& p, const QuantTile& t, const uint8_t* s,
+                                                      const GroupView& gv) {
   const int tid = threadIdx.x;
   const bool al16 = aligned16(p.row_scales);
   const bool al4 = (reinterpret_cast<uintptr_t>(p.row_scales) & 3u) == 0;

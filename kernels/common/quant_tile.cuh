@@ -278,16 +278,6 @@ struct GroupView {
     }
     return lo;
   }
-  // The group owning padded tile t < used_tiles.
-  __device__ __forceinline__ int64_t group_of_tile(int64_t t) const {
-    int64_t lo = 0, hi = p.num_groups;
-    while (hi - lo > 1) {
-      const int64_t mid = (lo + hi) >> 1;
-      if (tile0(mid) <= t) lo = mid;
-      else hi = mid;
-    }
-    return lo;
-  }
 };
 
 // Rowwise M-grouped tiles: the data is cut exactly like an ungrouped tensor (grouping does not change
