@@ -11,11 +11,14 @@
 // i = 0..7: a half-warp covers 128 contiguous columns of one row and one 32-block is 4 adjacent
 // lanes, whose amax is two shuffles.
 //
-// Two kernels, both generic (no sm_90a feature: the embedded compute_90 PTX also runs on Blackwell):
+// Three kernels, all generic (no sm_90a feature: the embedded compute_90 PTX also runs on Blackwell):
 //   rowwise  registers only: load, amax, scale, convert, store; one block per tile, 4 blocks per SM.
 //            The bandwidth-critical common case. M-grouped tensors are cut exactly like ungrouped
-//            ones; only the scale rows move to their group's padded position.
-//   tiled    the tile also goes to shared memory, for everything that needs the other axis:
+//            ones (persistent blocks, static or counter-driven tile order); only the scale rows move
+//            to their group's padded position, and the layout's padding is zeroed as whole lines.
+//   ring     (common/quant_ring.cuh) columnwise and both orientations for 16-bit inputs without
+//            fusion: tiles stream through a two-stage cp.async shared-memory ring.
+//   tiled    the tile also goes to shared memory, for everything else that needs the other axis:
 //            columnwise (32x1 blocks; data transposed [cols, rows] or not), both orientations from
 //            one read, and 32x32 blocks. Rowwise output is produced from registers on the way in;
 //            columnwise reads one column per thread from shared memory, stages its FP8 bytes in a
@@ -278,34 +281,79 @@ __device__ __forceinline__ void write_rowwise_scales(const QuantizeParams& p, co
 
 // ---- the rowwise kernel --------------------------------------------------------------------------
 
-// M-grouped swizzled scales: each data row's 4 scale bytes go to its group's scale row, and the
-// padding rows of padded scale tile t.tile_r are zeroed (see quant_tile_mgrouped).
+// M-grouped swizzled scales. The data is cut exactly like an ungrouped tensor (quant_tile_mgrouped);
+// each data row's 4 scale bytes go to its group's scale row, and the tile also zeroes the padding
+// rows of each group whose last data row lies in it, inside that group's last swizzled scale tile
+// for this column tile: a 16-byte line (rows i, i+32, i+64, i+96) that holds only padding rows is
+// one 16-byte store, a mixed line gets 4-byte stores. The rest of the padding is the tail
+// (zero_mgrouped_tail). So the padding costs whole-line stores inside data tiles instead of extra
+// padding-only tiles (measured: docs/PERFORMANCE.md).
 __device__ __forceinline__ void write_mgrouped_scales(const QuantizeParams& p, const QuantTile& t, const uint8_t* s,
                                                       const GroupView& gv) {
   const int tid = threadIdx.x;
-  if (tid >= kT) return;
-  auto put = [&](int64_t srow, uint32_t w) {
-    uint8_t* dst = p.row_scales + layout::swizzled_offset(srow, 4 * t.tc, p.row_scale_ld);
-    if ((reinterpret_cast<uintptr_t>(dst) & 3u) == 0) {
+  const bool al16 = aligned16(p.row_scales);
+  const bool al4 = (reinterpret_cast<uintptr_t>(p.row_scales) & 3u) == 0;
+  auto put4 = [&](uint8_t* dst, uint32_t w) {
+    if (al4) {
       *reinterpret_cast<uint32_t*>(dst) = w;
     } else {
 #pragma unroll
       for (int c = 0; c < 4; ++c) dst[c] = static_cast<uint8_t>(w >> (8 * c));
     }
   };
+  auto zero16 = [&](uint8_t* dst) {
+    if (al16) {
+      store16(dst, make_uint4(0u, 0u, 0u, 0u));
+    } else {
+#pragma unroll
+      for (int c = 0; c < 16; ++c) dst[c] = 0;
+    }
+  };
   if (tid < t.nload) {
     const int64_t r = t.r0 + tid;
     const int64_t g = gv.group_of_row(r);
-    put(kQuantTile * gv.tile0(g) + (r - gv.start(g)), *reinterpret_cast<const uint32_t*>(s + local_scale(tid, 0)));
+    put4(p.row_scales + layout::swizzled_offset(kQuantTile * gv.tile0(g) + (r - gv.start(g)), 4 * t.tc, p.row_scale_ld),
+         *reinterpret_cast<const uint32_t*>(s + local_scale(tid, 0)));
   }
-  if (t.tile_r < p.row_scale_tiles) {
-    const int64_t srow = t.tile_r * kQuantTile + tid;
-    bool data = false;
-    if (t.tile_r < gv.meta.used_tiles) {
-      const int64_t g = gv.group_of_tile(t.tile_r);
-      data = srow - kQuantTile * gv.tile0(g) < gv.end(g) - gv.start(g);
+  if (t.nload > 0) {
+    const int64_t last = t.r0 + t.nload;  // groups ending in (r0, last] end in this tile
+    const int64_t g0 = gv.group_of_row(t.r0), g1 = gv.group_of_row(last - 1);
+    const int64_t items = (g1 - g0 + 1) * 32;
+    for (int64_t k = tid; k < items; k += kQuantThreads) {
+      const int64_t g = g0 + (k >> 5);
+      const int i = static_cast<int>(k & 31);
+      const int64_t end = gv.end(g), size = end - gv.start(g);
+      const int sr = static_cast<int>(size & (kQuantTile - 1));
+      if (size == 0 || end > last || sr == 0) continue;
+      const int64_t tile = gv.tile0(g) + (size - 1) / kQuantTile;  // the group's last scale tile
+      uint8_t* line = p.row_scales + layout::swizzled_offset(tile * kQuantTile, 4 * t.tc, p.row_scale_ld) + 16 * i;
+      const int k0 = i >= sr ? 0 : (sr - i + 31) / 32;  // first padding row of the line is i + 32 k0
+      if (k0 == 0) {
+        zero16(line);
+      } else {
+        for (int q = k0; q < 4; ++q) put4(line + 4 * q, 0u);
+      }
     }
-    if (!data) put(srow, 0u);
+  }
+}
+
+// The tail of an M-grouped swizzled scale tensor: scale tiles used_tiles .. row_scale_tiles - 1, which
+// the layout's bound pads and no group owns, are one contiguous byte range. Each block zeroes its
+// share (by blockIdx) as 16-byte stores.
+__device__ __forceinline__ void zero_mgrouped_tail(const QuantizeParams& p, const GroupMeta& meta) {
+  const int64_t tile_bytes = static_cast<int64_t>(p.row_scale_ld / 4) * 512;  // one row of scale tiles
+  const int64_t first = meta.used_tiles * tile_bytes / 16, end = p.row_scale_tiles * tile_bytes / 16;
+  if (end <= first) return;
+  const bool al16 = aligned16(p.row_scales);
+  const int64_t lines = end - first, nb = gridDim.x, b = blockIdx.x;
+  const int64_t l1 = first + lines * (b + 1) / nb;
+  for (int64_t l = first + lines * b / nb + threadIdx.x; l < l1; l += kQuantThreads) {
+    if (al16) {
+      store16(p.row_scales + 16 * l, make_uint4(0u, 0u, 0u, 0u));
+    } else {
+#pragma unroll
+      for (int c = 0; c < 16; ++c) p.row_scales[16 * l + c] = 0;
+    }
   }
 }
 
@@ -320,13 +368,6 @@ __device__ __forceinline__ void rowwise_tile(const QuantizeParams& p, const Quan
   const int nvalid = t.ncols - cl < 0 ? 0 : t.ncols - cl < kChunk ? t.ncols - cl : kChunk;
   uint8_t* ob = p.row_data + (t.b * p.rows + t.r0) * p.cols + t.c0 + cl;
   T* ab = kSwiglu && p.act ? static_cast<T*>(p.act) + (t.b * p.rows + t.r0) * p.cols + t.c0 + cl : nullptr;
-  if (t.nrows == 0) {
-    // M-grouped tile rows past the data only zero the padding of their swizzled scale tile (a
-    // tensor with many small groups has more of these than data tiles).
-    write_mgrouped_scales(p, t, s_scale, gv);
-    return;
-  }
-
   // 16-bit inputs without SwiGLU keep all 8 chunks (8 x 16 bytes) in flight; wider ones 4 at a time.
   constexpr int kBatch = Raw::kWords * (kSwiglu ? 2 : 1) <= 4 ? kPasses : kPasses / 2;
 #pragma unroll
@@ -354,12 +395,15 @@ __device__ __forceinline__ void rowwise_tile(const QuantizeParams& p, const Quan
   }
   __syncthreads();
   if ((p.flags & kQuantGrouped) && (p.flags & kQuantSwizzled)) write_mgrouped_scales(p, t, s_scale, gv);
-  else if (t.nrows > 0) write_rowwise_scales(p, t, s_scale);
+  else write_rowwise_scales(p, t, s_scale);
   __syncthreads();  // s_scale is rewritten by the next tile
 }
 
-// Grouped plans build their group table first and loop over tiles (persistent blocks, grid sized
-// to the resident capacity); ungrouped plans launch one block per tile and run the loop once.
+// Ungrouped plans launch one block per tile and run the loop once. Grouped plans build their group
+// table first and loop over tiles with persistent blocks (grid sized to the resident capacity),
+// taken either statically (tile += gridDim.x) or, when there are many tiles per block, in order from
+// a device counter (kQuantDynamicTiles): the tiles in flight stay one contiguous window of the
+// tensor and fast blocks take more tiles, at the price of a counter reset ahead of the launch.
 template <In I, Fp8 F, bool kProp, bool kSwiglu>
 __device__ __forceinline__ void quantize_rowwise(const QuantizeParams& p) {
   extern __shared__ __align__(16) uint8_t group_smem[];  // inline group table (grouped plans only)
@@ -367,23 +411,108 @@ __device__ __forceinline__ void quantize_rowwise(const QuantizeParams& p) {
   __shared__ float s_warp[kWarps];
   __shared__ GroupMeta meta;
   __shared__ int64_t scan_tmp[kWarps];
+  __shared__ int64_t s_ticket[3];
   const bool grouped = (p.flags & kQuantGrouped) != 0;
-  if (grouped) build_group_table(p, group_smem, &meta, scan_tmp);
-  const GroupView gv(p, group_smem, meta);
+  const bool dynamic = (p.flags & kQuantDynamicTiles) != 0;
   const int64_t ntiles = p.tiles_c * p.tiles_r * p.batch;
+  if (dynamic && threadIdx.x == 0) {
+    // Tickets run two tiles ahead, so an atomic's round trip never stalls the loop.
+    s_ticket[0] = static_cast<int64_t>(atomicAdd(p.tile_counter, 1ull));
+    s_ticket[1] = static_cast<int64_t>(atomicAdd(p.tile_counter, 1ull));
+  }
+  if (grouped) build_group_table(p, group_smem, &meta, scan_tmp);  // has barriers
+  else if (dynamic) __syncthreads();
+  const GroupView gv(p, group_smem, meta);
+  if (grouped && (p.flags & kQuantSwizzled)) zero_mgrouped_tail(p, meta);
   float amax_all = 0.0f;
-  for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
+  int64_t tile = dynamic ? s_ticket[0] : static_cast<int64_t>(blockIdx.x);
+  for (int i = 0; tile < ntiles; ++i) {
+    int64_t next;
+    if (dynamic) {
+      next = s_ticket[(i + 1) % 3];
+      if (threadIdx.x == 0) s_ticket[(i + 2) % 3] = static_cast<int64_t>(atomicAdd(p.tile_counter, 1ull));
+    } else {
+      next = tile + gridDim.x;
+    }
     const QuantTile t = grouped ? quant_tile_mgrouped(p, tile, meta) : quant_tile(p, tile, group_smem, meta);
-    rowwise_tile<I, F, kProp, kSwiglu>(p, t, s_scale, amax_all, gv);
+    rowwise_tile<I, F, kProp, kSwiglu>(p, t, s_scale, amax_all, gv);  // two barriers: the new ticket is visible
+    tile = next;
   }
   if (p.amax) commit_amax(p.amax, amax_all, s_warp);
 }
 
 // ---- the tiled kernel ----------------------------------------------------------------------------
 
+// Epilogue of a shared-memory tile: the rowwise and columnwise scale tiles, then the staged columnwise
+// FP8 tile as whole 16-byte row pieces (scalar stores for ragged or unaligned tiles).
+__device__ __forceinline__ void tiled_epilogue(const QuantizeParams& p, const QuantTile& t, const GroupMeta& meta,
+                                               const uint8_t* s_out, const uint8_t* s_rs, const uint8_t* s_cs) {
+  const int tid = threadIdx.x;
+  const bool row = (p.flags & kQuantRowwise) != 0;
+  const bool col = (p.flags & kQuantColwise) != 0;
+  const bool transposed = (p.flags & kQuantTransposed) != 0;
+  if (row) write_rowwise_scales(p, t, s_rs);
+  if (col) {
+    const bool swz = (p.flags & kQuantSwizzled) != 0;
+    uint8_t* cs = p.col_scales + t.b * p.col_scale_bstride;
+    // Rows past the last group have no columnwise scale columns (LINEAR); swizzled tiles past
+    // the tensor's padded column bound do not exist.
+    if (swz ? t.tile_r < p.col_scale_tiles : t.nload == t.nrows) {
+      const int64_t left = layout::ceil_div(t.nrows, layout::kBlock);
+      write_scale_tile(s_cs, swz, swz ? cs + layout::swizzled_offset(t.tc * layout::kSwizzleRows, t.tile_r * layout::kSwizzleCols,
+                                                                   p.col_scale_tiles * layout::kSwizzleCols)
+                                   : nullptr,
+                       cs + t.c0 * p.col_scale_ld + t.col_c0, p.col_scale_ld, t.ncols,
+                       static_cast<int>(left < 4 ? left : 4));
+    }
+    if (!swz && (p.flags & kQuantGrouped) && t.tile_r == 0) {
+      // Grouped LINEAR: scale columns past the last group are part of the tensor; zero them once
+      // (by the first tile row of each column tile).
+      const int64_t tail = p.col_scale_ld - meta.total_cols;
+      for (int64_t k = tid; k < tail * t.ncols; k += kQuantThreads)
+        cs[(t.c0 + k / tail) * p.col_scale_ld + meta.total_cols + k % tail] = 0;
+    }
+    const int warp = tid >> 5, lane = tid & 31;
+    if (transposed) {
+      // Row c0 + k of the [cols, rows] output holds bytes r0 .. r0 + nrows - 1 of this tile.
+      uint8_t* base = p.col_data + (t.b * p.cols + t.c0) * p.rows + t.r0;
+      const bool fast = t.nrows == kT && ((reinterpret_cast<uintptr_t>(p.col_data) | p.rows | t.r0) & 15) == 0;
+      if (fast) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const int idx = tid + j * kQuantThreads, k = idx >> 3, part = idx & 7;
+          if (k < t.ncols)
+            store16(base + k * p.rows + part * 16,
+                    *reinterpret_cast<const uint4*>(s_out + k * kQuantOutPitch + part * 16));
+        }
+      } else {
+        for (int k = warp; k < t.ncols; k += kWarps)
+          for (int r = lane; r < t.nrows; r += 32) base[k * p.rows + r] = s_out[k * kQuantOutPitch + r];
+      }
+    } else {
+      uint8_t* base = p.col_data + (t.b * p.rows + t.r0) * p.cols + t.c0;
+      const bool fast = t.ncols == kT && ((reinterpret_cast<uintptr_t>(p.col_data) | p.cols) & 15) == 0;
+      if (fast) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const int idx = tid + j * kQuantThreads, r = idx >> 3, part = idx & 7;
+          if (r < t.nrows)
+            store16(base + r * p.cols + part * 16,
+                    *reinterpret_cast<const uint4*>(s_out + r * kQuantOutPitch + part * 16));
+        }
+      } else {
+        for (int r = warp; r < t.nrows; r += kWarps)
+          for (int c = lane; c < t.ncols; c += 32) base[r * p.cols + c] = s_out[r * kQuantOutPitch + c];
+      }
+    }
+  }
+}
+
 // 16-bit inputs without SwiGLU pipeline across tiles: the next tile's 8 chunks are loaded into
 // registers right after this tile reached shared memory, so HBM reads continue through the
 // columnwise phase and the stores. Wider inputs would need twice the registers; they load per tile.
+// (Of the 16-bit plans without SwiGLU only 32x32-block ones run here; the others run the ring
+// kernel, common/quant_ring.cuh.)
 template <In I, bool kSwiglu>
 constexpr bool tiled_prefetch() {
   return RawChunk<I, kSwiglu>::kWords * (kSwiglu ? 2 : 1) <= 4;
@@ -564,62 +693,7 @@ __device__ __forceinline__ void tiled_tile(const QuantizeParams& p, const QuantT
   }
   __syncthreads();
 
-  // Epilogue: scales, staged columnwise data, amax.
-  if (row) write_rowwise_scales(p, t, s_rs);
-  if (col) {
-    const bool swz = (p.flags & kQuantSwizzled) != 0;
-    uint8_t* cs = p.col_scales + t.b * p.col_scale_bstride;
-    // Rows past the last group have no columnwise scale columns (LINEAR); swizzled tiles past
-    // the tensor's padded column bound do not exist.
-    if (swz ? t.tile_r < p.col_scale_tiles : t.nload == t.nrows) {
-      const int64_t left = layout::ceil_div(t.nrows, layout::kBlock);
-      write_scale_tile(s_cs, swz, swz ? cs + layout::swizzled_offset(t.tc * layout::kSwizzleRows, t.tile_r * layout::kSwizzleCols,
-                                                                   p.col_scale_tiles * layout::kSwizzleCols)
-                                   : nullptr,
-                       cs + t.c0 * p.col_scale_ld + t.col_c0, p.col_scale_ld, t.ncols,
-                       static_cast<int>(left < 4 ? left : 4));
-    }
-    if (!swz && (p.flags & kQuantGrouped) && t.tile_r == 0) {
-      // Grouped LINEAR: scale columns past the last group are part of the tensor; zero them once
-      // (by the first tile row of each column tile).
-      const int64_t tail = p.col_scale_ld - meta.total_cols;
-      for (int64_t k = tid; k < tail * t.ncols; k += kQuantThreads)
-        cs[(t.c0 + k / tail) * p.col_scale_ld + meta.total_cols + k % tail] = 0;
-    }
-    const int warp = tid >> 5, lane = tid & 31;
-    if (transposed) {
-      // Row c0 + k of the [cols, rows] output holds bytes r0 .. r0 + nrows - 1 of this tile.
-      uint8_t* base = p.col_data + (t.b * p.cols + t.c0) * p.rows + t.r0;
-      const bool fast = t.nrows == kT && ((reinterpret_cast<uintptr_t>(p.col_data) | p.rows | t.r0) & 15) == 0;
-      if (fast) {
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const int idx = tid + j * kQuantThreads, k = idx >> 3, part = idx & 7;
-          if (k < t.ncols)
-            store16(base + k * p.rows + part * 16,
-                    *reinterpret_cast<const uint4*>(s_out + k * kQuantOutPitch + part * 16));
-        }
-      } else {
-        for (int k = warp; k < t.ncols; k += kWarps)
-          for (int r = lane; r < t.nrows; r += 32) base[k * p.rows + r] = s_out[k * kQuantOutPitch + r];
-      }
-    } else {
-      uint8_t* base = p.col_data + (t.b * p.rows + t.r0) * p.cols + t.c0;
-      const bool fast = t.ncols == kT && ((reinterpret_cast<uintptr_t>(p.col_data) | p.cols) & 15) == 0;
-      if (fast) {
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const int idx = tid + j * kQuantThreads, r = idx >> 3, part = idx & 7;
-          if (r < t.nrows)
-            store16(base + r * p.cols + part * 16,
-                    *reinterpret_cast<const uint4*>(s_out + r * kQuantOutPitch + part * 16));
-        }
-      } else {
-        for (int r = warp; r < t.nrows; r += kWarps)
-          for (int c = lane; c < t.ncols; c += 32) base[r * p.cols + c] = s_out[r * kQuantOutPitch + c];
-      }
-    }
-  }
+  tiled_epilogue(p, t, meta, s_out, s_rs, s_cs);
   __syncthreads();  // the shared tiles are rewritten by the next tile
 }
 

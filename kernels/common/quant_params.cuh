@@ -25,6 +25,7 @@ struct QuantizeParams {
   const int64_t* ends;       // grouped, table lookup: clamped ends (common/group_table.h)
   const int64_t* row_base;   //   per-group first padded scale row (multiple of 128)
   const int64_t* col_base;   //   per-group first columnwise scale column
+  unsigned long long* tile_counter;  // kQuantDynamicTiles: zeroed by the launcher (workspace)
   int64_t rows, cols, batch;
   int64_t in_ld, in_bstride;          // elements
   int64_t tiles_c;                    // ceil(cols / 128)
@@ -50,6 +51,7 @@ enum QuantizeFlags : int32_t {
   kQuantGroupTable = 1 << 6,   // grouped with the device-built table (ends/row_base/col_base)
   kQuantOffsetsI64 = 1 << 7,   // inline lookup: offsets are int64
   kQuantVecIn = 1 << 8,        // every input chunk of 8 elements is 16-byte aligned
+  kQuantDynamicTiles = 1 << 9,  // persistent rowwise blocks take tiles from *tile_counter, in order
 };
 
 constexpr int kQuantTile = 128;     // tile rows = tile columns
@@ -70,6 +72,13 @@ constexpr int quantize_group_table_smem_bytes(int64_t groups) {
 constexpr int kQuantOutPitch = 144;
 constexpr int quantize_tiled_smem_bytes(int in_elem_bytes) {
   return kQuantTile * kQuantTile * in_elem_bytes + kQuantTile * kQuantOutPitch + 2 * 512 + 32;
+}
+
+// Dynamic shared memory of the ring kernel (16-bit inputs, common/quant_ring.cuh): a two-stage ring of
+// input tiles, two alternating rowwise scale tiles and a columnwise one, and the FP8 output tile.
+constexpr int kQuantRingStages = 2;
+constexpr int quantize_ring_smem_bytes() {
+  return kQuantRingStages * kQuantTile * kQuantTile * 2 + 3 * 512 + kQuantTile * kQuantOutPitch;
 }
 
 }  // namespace mxq

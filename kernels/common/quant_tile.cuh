@@ -174,18 +174,25 @@ __device__ __forceinline__ void build_group_table(const QuantizeParams& p, uint8
   __syncthreads();
 }
 
+// Tile indices fit 32 bits (the launcher checks tiles_c * tiles_r * batch <= INT_MAX), so the
+// divisions below are 32-bit ones (a 64-bit division is a long software sequence, paid per tile).
+__device__ __forceinline__ void div_mod32(int64_t a, int64_t b, int64_t& q, int64_t& r) {
+  const uint32_t ua = static_cast<uint32_t>(a), ub = static_cast<uint32_t>(b);
+  q = ua / ub;
+  r = ua - static_cast<uint32_t>(q) * ub;
+}
+
 // Tile number `tile` of the launch. No barriers: every thread computes the same answer.
 __device__ __forceinline__ QuantTile quant_tile(const QuantizeParams& p, int64_t tile, const uint8_t* table_base,
                                                 const GroupMeta& meta) {
   QuantTile q;
-  q.tc = tile % p.tiles_c;
-  const int64_t rest = tile / p.tiles_c;
+  int64_t rest;
+  div_mod32(tile, p.tiles_c, rest, q.tc);
   q.c0 = q.tc * kQuantTile;
   const int64_t cleft = p.cols - q.c0;
   q.ncols = static_cast<int>(cleft < kQuantTile ? cleft : kQuantTile);
   if (!(p.flags & kQuantGrouped)) {
-    q.tile_r = rest % p.tiles_r;
-    q.b = rest / p.tiles_r;
+    div_mod32(rest, p.tiles_r, q.b, q.tile_r);
     q.r0 = q.tile_r * kQuantTile;
     const int64_t rleft = p.rows - q.r0;
     q.nrows = static_cast<int>(rleft < kQuantTile ? rleft : kQuantTile);
@@ -271,26 +278,16 @@ struct GroupView {
     }
     return lo;
   }
-  // The group owning padded tile t < used_tiles.
-  __device__ __forceinline__ int64_t group_of_tile(int64_t t) const {
-    int64_t lo = 0, hi = p.num_groups;
-    while (hi - lo > 1) {
-      const int64_t mid = (lo + hi) >> 1;
-      if (tile0(mid) <= t) lo = mid;
-      else hi = mid;
-    }
-    return lo;
-  }
 };
 
 // Rowwise M-grouped tiles: the data is cut exactly like an ungrouped tensor (grouping does not change
 // which elements form a 1x32 block), and only the scale *rows* move: data row r of group g goes to
-// scale row 128 * tile0(g) + (r - start(g)). Tile row tr is data tile tr (if 128 tr < rows) and also
-// owns the padding rows of padded scale tile tr.
+// scale row 128 * tile0(g) + (r - start(g)). The layout's padding rows are zeroed by the data tile
+// holding each group's last row, and the tail past the groups' tiles by all blocks
+// (write_mgrouped_scales, zero_mgrouped_tail in common/quant_kernels.cuh).
 __device__ __forceinline__ QuantTile quant_tile_mgrouped(const QuantizeParams& p, int64_t tile, const GroupMeta& meta) {
   QuantTile q;
-  q.tc = tile % p.tiles_c;
-  q.tile_r = tile / p.tiles_c;
+  div_mod32(tile, p.tiles_c, q.tile_r, q.tc);
   q.c0 = q.tc * kQuantTile;
   const int64_t cleft = p.cols - q.c0;
   q.ncols = static_cast<int>(cleft < kQuantTile ? cleft : kQuantTile);

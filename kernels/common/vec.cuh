@@ -29,6 +29,20 @@ __device__ __forceinline__ void store16(void* p, uint4 v) {
                : "memory");
 }
 
+// Asynchronous 16-byte global -> shared copy (cp.async, sm_80+; no sm_90a feature): the first
+// `src_bytes` (0..16) bytes come from `src`, the rest of the 16 are zero-filled. Both addresses must be
+// 16-byte aligned; with src_bytes == 0 nothing is read. Completion is per thread, in commit groups.
+__device__ __forceinline__ void cp_async16(void* smem_dst, const void* src, uint32_t src_bytes) {
+  const uint32_t d = static_cast<uint32_t>(__cvta_generic_to_shared(smem_dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "r"(src_bytes) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+// Waits until at most N of this thread's most recent commit groups are still pending.
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+
 // One read-only byte through the non-coherent cache (scales: many threads read the same bytes).
 __device__ __forceinline__ uint8_t load_u8_ro(const uint8_t* p) { return __ldg(p); }
 

@@ -1,8 +1,9 @@
 // Quantize on the GPU: registry entries and the launcher of kernels/generic/quantize_*.cu.
 // Finalize resolves the geometry once (tile grid, scale extents from core/sizes.h, the kernel for the
 // dtypes / policy / fusion); Execute fills pointers, decides the 16-byte input path from the actual
-// pointers, and enqueues at most three things on the caller's stream: a 4-byte memset of the amax
-// output, the group table (only for more than kQuantInlineGroups groups) and the kernel. Nothing
+// pointers, and enqueues at most four things on the caller's stream: a 4-byte memset of the amax
+// output, an 8-byte memset of the tile counter (M-grouped rowwise plans with many tiles per block),
+// the group table (only for more than kQuantInlineGroups groups) and the kernel. Nothing
 // synchronizes the host, so a plan can be captured into a CUDA graph.
 #include <algorithm>
 #include <climits>
@@ -24,33 +25,51 @@ size_t in_size(mxqDataType_t t) { return t == MXQ_DTYPE_FP32 ? 4 : 2; }
 
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
-// Which kernel runs a plan: the register-only rowwise kernel, or the shared-memory tile kernel for
-// anything that needs the other axis (columnwise, both, 32x32 blocks).
+// Which kernel runs a plan: the register-only rowwise kernel, or a shared-memory tile kernel (ring or
+// tiled) for anything that needs the other axis (columnwise, both, 32x32 blocks).
 bool needs_tiled(const QuantizeDesc& d) { return d.colwise() || d.block_2d; }
+
+// The pipelined ring kernel (common/quant_ring.cuh) covers 16-bit inputs without fusion, 1x32 / 32x1.
+bool uses_ring(const QuantizeDesc& d) {
+  return needs_tiled(d) && !d.block_2d && d.in_dtype != MXQ_DTYPE_FP32 && d.fusion != MXQ_FUSION_SWIGLU;
+}
 
 std::string kernel_name(const QuantizeDesc& d) {
   const char* in = d.in_dtype == MXQ_DTYPE_FP32 ? "f32" : d.in_dtype == MXQ_DTYPE_FP16 ? "f16" : "bf16";
   const char* out = d.out_dtype == MXQ_DTYPE_E5M2 ? "e5m2" : "e4m3";
-  return std::string("mxq_quantize_") + (needs_tiled(d) ? "tiled" : "rowwise") + "_" + in + "_" + out +
+  const char* kind = uses_ring(d) ? "ring" : needs_tiled(d) ? "tiled" : "rowwise";
+  return std::string("mxq_quantize_") + kind + "_" + in + "_" + out +
          (d.nonfinite == MXQ_NONFINITE_PROPAGATE ? "_prop" : "") + (d.fusion == MXQ_FUSION_SWIGLU ? "_swiglu" : "");
 }
 
 bool grouped(const QuantizeDesc& d) { return d.grouping == MXQ_GROUPING_ROWS; }
 
-// Grid-stride (persistent) launches: grouped plans, and the pipelined tiled kernels, which are
-// tiled_prefetch() in common/quant_kernels.cuh: 16-bit inputs without SwiGLU.
+// Dynamic shared memory of the chosen kernel before the inline group table.
+int tile_smem(const QuantizeDesc& d) {
+  if (uses_ring(d)) return quantize_ring_smem_bytes();
+  return needs_tiled(d) ? quantize_tiled_smem_bytes(static_cast<int>(in_size(d.in_dtype))) : 0;
+}
+
+// Grid-stride (persistent) launches: grouped plans, and the pipelined tile kernels (the ring kernel,
+// and the tiled kernel's tiled_prefetch(): 16-bit inputs without SwiGLU).
 bool persistent(const QuantizeDesc& d) {
   return grouped(d) || (needs_tiled(d) && d.in_dtype != MXQ_DTYPE_FP32 && d.fusion != MXQ_FUSION_SWIGLU);
 }
+
+// M-grouped rowwise plans take their tiles from a counter in the workspace (in order, fast blocks
+// take more) once the persistent blocks have at least this many tiles each; below that, the
+// counter's reset and first round trip cost more than the order gains (docs/PERFORMANCE.md).
+constexpr int64_t kDynamicTilesPerBlock = 16;
+
 bool uses_table(const QuantizeDesc& d) { return grouped(d) && d.num_groups > kQuantInlineGroups; }
 
-// Row tiles per batch entry. The rowwise kernel cuts grouped data like ungrouped data; its extra
-// swizzled tile rows only write the padding of the per-group scale layout. The tiled kernel's grouped
-// tiles live in padded row space: enough for every group's 128-row tiles, the rows past the last
-// group, and (swizzled columnwise) every padded scale column.
+// Row tiles per batch entry. The rowwise kernel cuts grouped data like ungrouped data (its data tiles
+// also zero the padding of the per-group scale layout). The tile kernels' grouped tiles live in
+// padded row space: enough for every group's 128-row tiles, the rows past the last group, and
+// (swizzled columnwise) every padded scale column.
 int64_t row_tiles(const QuantizeDesc& d) {
   if (!grouped(d)) return layout::ceil_div(d.rows, kQuantTile);
-  if (!needs_tiled(d) && d.scale_layout == MXQ_SCALE_LAYOUT_LINEAR) return layout::ceil_div(d.rows, kQuantTile);
+  if (!needs_tiled(d)) return layout::ceil_div(d.rows, kQuantTile);
   int64_t t = layout::mgroup_scale_rows_bound(d.rows, d.num_groups) / kQuantTile;
   if (d.colwise() && d.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4)
     t = std::max(t, colwise_scale_extent(true, d.rows, d.cols, d.grouping, d.num_groups).cols / 4);
@@ -103,10 +122,12 @@ class QuantizeOp final : public OpImpl {
     p.flags = f;
     tiles_ = grid_blocks(d);
     MXQ_REQUIRE(tiles_ > 0, MXQ_STATUS_INTERNAL_ERROR, "quantize grid does not fit (supports() should have said)");
-    // Persistent blocks, exactly as many as are resident at once, for grouped plans (each block
-    // builds the group table once, then loops over tiles) and for the pipelined tiled kernels (each
-    // block prefetches its next tile). Otherwise one block per tile.
+    // Persistent blocks, exactly as many as are resident at once, for grouped tiled plans (each block
+    // builds the group table once, then loops over tiles) and for the pipelined tile kernels (each
+    // block loads its next tile during this one). Otherwise one block per tile.
     blocks_ = persistent(d) ? std::min<int64_t>(tiles_, resident_blocks(dev)) : tiles_;
+    dynamic_ = grouped(d) && !needs_tiled(d) && tiles_ >= kDynamicTilesPerBlock * blocks_;
+    if (dynamic_) p.flags |= kQuantDynamicTiles;
     if (uses_table(d)) groups_ = std::make_unique<GroupTableBuilder>(dev);
   }
 
@@ -115,14 +136,24 @@ class QuantizeOp final : public OpImpl {
     std::string why = needs_tiled(d_) ? "needs both axes of a tile (columnwise, both or 32x32 blocks): 128x128 tiles "
                                         "through shared memory"
                                       : "rowwise 1x32 blocks: register-only 128x128 tiles";
-    if (needs_tiled(d_) && persistent(d_)) why += ", persistent blocks prefetching their next tile";
+    if (uses_ring(d_)) why += ", persistent blocks, a two-stage cp.async ring loads the next tile during this one";
+    else if (needs_tiled(d_) && persistent(d_)) why += ", persistent blocks prefetching their next tile";
+    if (grouped(d_) && !needs_tiled(d_)) {
+      why += ", data tiles only (group padding zeroed as whole 16-byte lines)";
+      why += dynamic_ ? ", tiles taken in order from a counter in the workspace (>= 16 tiles per block)"
+                      : ", static tile order (< 16 tiles per block)";
+    }
     if (grouped(d_))
       why += uses_table(d_) ? ", persistent blocks, groups looked up in a device-built table (> 1024 groups)"
                             : ", persistent blocks, each builds the group table in shared memory (<= 1024 groups)";
     return fmt::format("kernel {}, {} tiles on {} blocks of {} threads, {} B dynamic shared memory; {}", kernel_,
                        tiles_, blocks_, kQuantThreads, smem_, why);
   }
-  size_t workspace_bytes() const override { return groups_ ? GroupTableBuilder::workspace_bytes(d_.num_groups) : 0; }
+  // [group table (more than kQuantInlineGroups groups)][tile counter (dynamic schedule)], 256-byte aligned.
+  size_t table_bytes() const {
+    return groups_ ? (GroupTableBuilder::workspace_bytes(d_.num_groups) + 255) / 256 * 256 : 0;
+  }
+  size_t workspace_bytes() const override { return table_bytes() + (dynamic_ ? kCounterBytes : 0); }
   size_t required_alignment(mxqArgSlot_t slot) const override {
     if (slot == MXQ_ARG_X || slot == MXQ_ARG_ACTIVATION) return in_size(d_.in_dtype);
     if (slot == MXQ_ARG_AMAX) return 4;
@@ -165,6 +196,13 @@ class QuantizeOp final : public OpImpl {
         p.offsets = offsets;
       }
     }
+    if (dynamic_) {
+      // The tile counter starts from 0 on this stream for every launch.
+      p.tile_counter = reinterpret_cast<unsigned long long*>(static_cast<uint8_t*>(workspace) + table_bytes());
+      check(driver().cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(p.tile_counter), 0, sizeof(unsigned long long),
+                                     reinterpret_cast<CUstream>(stream)),
+            "quantize: clearing the tile counter");
+    }
     // The kernels max-accumulate into amax; "overwritten" means it starts from +0 on this stream.
     if (p.amax)
       check(driver().cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(p.amax), 0, sizeof(float),
@@ -178,7 +216,7 @@ class QuantizeOp final : public OpImpl {
  private:
   static int dynamic_smem(const QuantizeDesc& d) {
     const int table = grouped(d) ? quantize_group_table_smem_bytes(d.num_groups) : 0;
-    return (needs_tiled(d) ? quantize_tiled_smem_bytes(static_cast<int>(in_size(d.in_dtype))) : 0) + table;
+    return tile_smem(d) + table;
   }
 
   // Blocks of this kernel resident on the whole device (registers, shared memory, threads per SM).
@@ -212,6 +250,8 @@ class QuantizeOp final : public OpImpl {
   int smem_;
   int64_t tiles_ = 0;
   int64_t blocks_ = 0;
+  bool dynamic_ = false;
+  static constexpr size_t kCounterBytes = 256;
   QuantizeParams base_;
   std::unique_ptr<GroupTableBuilder> groups_;
 };
@@ -220,7 +260,7 @@ std::string common_limits(const QuantizeDesc& d, const DeviceInfo& dev) {
   if (grid_blocks(d) < 0)
     return fmt::format("{} tiles of 128x128 exceed the grid limit", layout::ceil_div(d.cols, kQuantTile) * row_tiles(d));
   const int table = grouped(d) ? quantize_group_table_smem_bytes(d.num_groups) : 0;
-  const int smem = (needs_tiled(d) ? quantize_tiled_smem_bytes(static_cast<int>(in_size(d.in_dtype))) : 0) + table;
+  const int smem = tile_smem(d) + table;
   if (smem > dev.smem_optin)
     return fmt::format("needs {} B of shared memory per block, the device allows {}", smem, dev.smem_optin);
   return {};
@@ -254,8 +294,8 @@ void register_quantize_kernels(Registry& r) {
   tiled.arch = ArchRange{90, kAnyNewer};
   tiled.in_dtypes = hp;
   tiled.out_dtypes = fp8;
-  tiled.variant = "128x128 tiles through shared memory: columnwise (transposed or not), both from one read, "
-                  "32x32 blocks";
+  tiled.variant = "128x128 tiles through shared memory (16-bit inputs without fusion: a two-stage cp.async "
+                  "ring): columnwise (transposed or not), both from one read, 32x32 blocks";
   tiled.priority = 0;
   tiled.supports = [](const QuantizeDesc& d, const DeviceInfo& dev) -> std::string {
     if (!needs_tiled(d)) return "the rowwise kernel is preferred";

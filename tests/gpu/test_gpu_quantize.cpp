@@ -506,6 +506,28 @@ TEST_CASE("gpu quantize: large aligned tensors and a multi-tile grouped tensor",
     c.rows = 4096;
     c.cols = 512;
     run_case(c, cpu, gpu, seed + static_cast<uint64_t>(n++));
+    // More tiles (32 x 18, ragged in both directions) than any GPU runs persistent blocks of the
+    // shared-memory tile kernels (2 per SM): every block loops over several tiles, so the pipelined
+    // loads of the next tiles and the reuse of their shared-memory stages are exercised.
+    c.grouped = false;
+    c.groups = 0;
+    c.rows = 4000;
+    c.cols = 2200;
+    run_case(c, cpu, gpu, seed + static_cast<uint64_t>(n++));
+  }
+  // An M-grouped rowwise tensor with at least 16 tiles per resident block (144 x 64 tiles; 4 blocks
+  // per SM on GPUs of up to 144 SMs), where the launcher switches to the counter-driven tile order.
+  for (auto layout : kLayouts) {
+    QCase c;
+    c.direction = MXQ_QUANTIZE_ROWWISE;
+    c.layout = layout;
+    c.grouped = true;
+    c.groups = 8;
+    c.rows = 144 * 128;
+    c.cols = 8192;
+    c.leave_tail = true;
+    c.want_amax = true;
+    run_case(c, cpu, gpu, seed + static_cast<uint64_t>(n++));
   }
 }
 
