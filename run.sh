@@ -44,13 +44,15 @@ export MXQ_LOG_LEVEL=${MXQ_LOG_LEVEL:-3}
 if ((gpu)) && ((${#benches[@]})); then
   mxq_log "building ${benches[*]}"
   cmake --build "$MXQ_BUILD" -j "$MXQ_JOBS" --target "${benches[@]}"
-  # The torch.compile peer runs from the same command when the machine's python3 has torch.
-  torch_peer=()
-  python3 -c 'import torch' > /dev/null 2>&1 && torch_peer=(--torch tools/bench_quantize_torch.py)
+  # The torch peers run from the same command when the machine's python3 has torch.
+  have_torch=0
+  python3 -c 'import torch' > /dev/null 2>&1 && have_torch=1
   for b in "${benches[@]}"; do
     mxq_log "$b"
-    if [[ $b == mxq_bench_quantize ]]; then
-      "$MXQ_BUILD/tools/$b" "${torch_peer[@]}"
+    # tools/mxq_bench_<op>.cpp's torch peer, when there is one: tools/bench_<op>_torch.py.
+    peer=tools/bench_${b#mxq_bench_}_torch.py
+    if ((have_torch)) && [[ -f $peer ]]; then
+      "$MXQ_BUILD/tools/$b" --torch "$peer"
     else
       "$MXQ_BUILD/tools/$b"
     fi
