@@ -63,10 +63,13 @@ constexpr int kStages = kGemmSm90Bf16Stages;
 constexpr int kSlotBytes = static_cast<int>(gemm_sm90_bf16_slot_bytes());
 constexpr int kFp8Stages = kGemmSm90Bf16Fp8Stages;
 constexpr int kStageBytes = kBN * kBK;  // FP8 staging of one K stage of B
-// setmaxnreg budgets: 128 * 96 + 256 * 208 = 65536. The producer holds no loads in flight (they go
-// to shared memory), the consumers hold two 64-register accumulators and the A fragments.
-constexpr int kProducerRegs = 96, kConsumerRegs = 208;
-static_assert(kProducerRegs + 2 * kConsumerRegs <= 512, "register file");
+// setmaxnreg budgets. The CTA's register pool is what it launched with, 384 threads x 168
+// (__launch_bounds__(384, 1)); the consumers' increase blocks until the producer's decrease has
+// freed enough, so 128 * kProducerRegs + 256 * kConsumerRegs must fit in 384 * 168. The producer
+// holds no loads in flight (they land in shared memory); each consumer thread holds two
+// 64-register accumulators and the A fragments.
+constexpr int kProducerRegs = 104, kConsumerRegs = 200;
+static_assert(kProducerRegs + 2 * kConsumerRegs <= 3 * 168, "setmaxnreg pool: 384 threads launched at 168 registers");
 
 template <Fp8Kind K>
 struct Fp8Bits {
