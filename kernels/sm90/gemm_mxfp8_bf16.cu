@@ -63,6 +63,8 @@ constexpr int kStages = kGemmSm90Bf16Stages;
 constexpr int kSlotBytes = static_cast<int>(gemm_sm90_bf16_slot_bytes());
 constexpr int kFp8Stages = kGemmSm90Bf16Fp8Stages;
 constexpr int kStageBytes = kBN * kBK;  // FP8 staging of one K stage of B
+constexpr int kAStages = kGemmSm90Bf16AStages;
+constexpr int kAStageBytes = kBM * kBK;  // FP8 staging of one K stage of A (consumer-private)
 // setmaxnreg budgets. The CTA's register pool is what it launched with, 384 threads x 168
 // (__launch_bounds__(384, 1)); the consumers' increase blocks until the producer's decrease has
 // freed enough, so 128 * kProducerRegs + 256 * kConsumerRegs must fit in 384 * 168. The producer
@@ -134,22 +136,8 @@ __device__ __forceinline__ void cvt_exact(uint32_t w, float s, uint32_t& lo, uin
   hi = dev::f32x2_to_bf16x2(v1, v3);
 }
 
-// Scale byte of (scale row, 32-block column) in either layout.
-__device__ __forceinline__ uint32_t load_scale(const uint8_t* base, int64_t srow, int64_t col, int64_t ld, bool swz) {
-  return __ldg(base + (swz ? layout::swizzled_offset(srow, col, ld) : srow * ld + col));
-}
-
-// 16 bytes at K offset `off` of a row (`len` bytes long in the K range): whole chunk, zeros, or
-// (K-grouped) an unaligned / ragged window.
-template <bool kKG>
-__device__ __forceinline__ uint4 load_chunk(const uint8_t* row, int64_t off, int64_t len, bool row_valid) {
-  const int64_t rem = len - off;
-  const int nb = !row_valid || rem <= 0 ? 0 : (rem >= 16 ? 16 : static_cast<int>(rem));
-  if constexpr (!kKG) {
-    return nb ? __ldg(reinterpret_cast<const uint4*>(row + off)) : make_uint4(0u, 0u, 0u, 0u);
-  } else {
-    return load_unaligned_16(row + off, nb);
-  }
+__device__ __forceinline__ void prefetch_l1(const void* p) {
+  asm volatile("prefetch.global.L1 [%0];" ::"l"(p));
 }
 
 template <Fp8Kind AK, Fp8Kind BK, bool kOutF32>
@@ -158,7 +146,8 @@ __device__ __forceinline__ void gemm_body(const GemmSm90Params& p) {
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
   uint8_t* smem_stage = smem + kStages * kSlotBytes;  // FP8 staging ring of the producer
-  uint64_t* full = reinterpret_cast<uint64_t*>(smem_stage + kFp8Stages * kStageBytes);
+  uint8_t* smem_astage = smem_stage + kFp8Stages * kStageBytes;  // A staging ring of the consumers
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem_astage + kAStages * kAStageBytes);
   uint64_t* empty = full + kStages;
   int* table = reinterpret_cast<int*>(empty + kStages);  // ends[G+1], prefix[G+1]
   __shared__ int warp_buf[kThreads / 32];
@@ -201,6 +190,10 @@ __device__ __forceinline__ void gemm_body(const GemmSm90Params& p) {
           brow[r] = p.b + (b_group * N + ti.n0 + (bvalid[r] ? row : 0)) * K + ti.t0;
           srow[r] = ti.n0 + row;
         }
+        auto scale_ptr = [&](int r, int kb) {
+          const int64_t col = ti.col_base + kb;
+          return b_scales + (swz ? layout::swizzled_offset(srow[r], col, p.scale_ld) : srow[r] * p.scale_ld + col);
+        };
         // This thread's FP8 staging area of slot s8: rows r = 0, 1, four 16-byte chunks each,
         // chunk index XORed with the thread's low bits so a warp's 16-byte reads hit distinct banks.
         auto stage_ptr = [&](int s8, int r, int c) {
@@ -223,25 +216,31 @@ __device__ __forceinline__ void gemm_body(const GemmSm90Params& p) {
               else
                 *reinterpret_cast<uint4*>(dst) = load_unaligned_16(brow[r] + off, nb);
             }
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+              if (bvalid[r] && 2 * kt + h < kc) prefetch_l1(scale_ptr(r, 2 * kt + h));
           }
+        };
+        // Scale bytes of stage kt's two 32-blocks (L1-prefetched when the stage was issued).
+        auto load_e = [&](int kt, uint32_t (&e)[2][2]) {
+#pragma unroll
+          for (int r = 0; r < 2; ++r)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const int kb = 2 * kt + h;
+              e[r][h] = bvalid[r] && kb < kc ? __ldg(scale_ptr(r, kb)) : 0u;
+            }
         };
 #pragma unroll
         for (int s = 0; s < kFp8Stages - 1; ++s) {
           if (s < nk) issue(s);
           ptx::cp_async_commit();
         }
+        uint32_t e[2][2] = {{0u, 0u}, {0u, 0u}};
+        if (nk > 0) load_e(0, e);
         for (int kt = 0; kt < nk; ++kt) {
           if (kt + kFp8Stages - 1 < nk) issue(kt + kFp8Stages - 1);
           ptx::cp_async_commit();
-          // Scale bytes of this stage's two 32-blocks (cached; latency overlaps the waits below).
-          uint32_t e[2][2];
-#pragma unroll
-          for (int r = 0; r < 2; ++r)
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              const int kb = 2 * kt + h;
-              e[r][h] = bvalid[r] && kb < kc ? load_scale(b_scales, srow[r], ti.col_base + kb, p.scale_ld, swz) : 0u;
-            }
           ptx::cp_async_wait<kFp8Stages - 1>();  // this thread's copies of stage kt have landed
           const uint32_t slot = it % kStages, round = it / kStages;
           ptx::mbar_wait(&empty[slot], (round & 1) ^ 1);
@@ -289,6 +288,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90Params& p) {
           ptx::fence_proxy_async_shared();  // generic-proxy stores -> wgmma's async-proxy reads
           ptx::mbar_arrive(&full[slot]);
           ++it;
+          if (kt + 1 < nk) load_e(kt + 1, e);  // in flight while waiting for the next slot
         }
         ptx::cp_async_wait<0>();  // nothing may still land in staging when the next tile starts
       };
@@ -304,6 +304,10 @@ __device__ __forceinline__ void gemm_body(const GemmSm90Params& p) {
   const int q = lane & 3;
   const int r0 = cw * 64 + warp_in_wg * 16 + (lane >> 2);  // and r0 + 8
   const int c0 = q * 2;                                     // and + 8*j, + 1
+  // This thread's A staging: [slot][row h][consumer thread] 16-byte chunks (a warp's reads are
+  // consecutive 16-byte words: no bank conflicts).
+  const int ctid = tid - 128;
+  auto a_stage_ptr = [&](int s8, int h) { return smem_astage + ((s8 * 2 + h) * 256 + ctid) * 16; };
   uint32_t it = 0;
   for (int64_t t = blockIdx.x; t < ts.total_tiles; t += gridDim.x) {
     const TileInfo ti = decode_tile(p, ts, t, kBN);
@@ -330,20 +334,50 @@ __device__ __forceinline__ void gemm_body(const GemmSm90Params& p) {
         // A's scale row: K-grouped, the data row; else the m-tile across groups / batch entries.
         srow[h] = swz ? (kKG ? ti.row_begin : ti.mt * kBM) + rl : ti.row_begin + rl;
       }
-      auto load = [&](int kt, uint4 (&raw)[2], uint32_t (&e)[2]) {
+      const bool aligned = (ti.t0 & 15) == 0;  // every row 16-byte aligned (K % 16 == 0): t0 decides
+      auto scale_ptr = [&](int h, int kb) {
+        const int64_t col = ti.col_base + kb;
+        return p.a_scales + (swz ? layout::swizzled_offset(srow[h], col, p.scale_ld) : srow[h] * p.scale_ld + col);
+      };
+      // Copies this thread's two 16-byte A chunks of K-stage kt into its private staging slot (no
+      // registers held while in flight), and pulls the stage's scale bytes towards L1.
+      auto issue_a = [&](int kt) {
+        const int s8 = kt % kAStages;
         const int kb = 2 * kt + (q >> 1);
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          raw[h] = load_chunk<kKG>(arow[h], int64_t(kt) * kBK + 16 * q, len, avalid[h] && wg_active);
-          e[h] = avalid[h] && kb < kc ? load_scale(p.a_scales, srow[h], ti.col_base + kb, p.scale_ld, swz) : 0u;
+          const int64_t off = int64_t(kt) * kBK + 16 * q, rem = len - off;
+          const int nb = !avalid[h] || rem <= 0 ? 0 : (rem >= 16 ? 16 : static_cast<int>(rem));
+          uint8_t* dst = a_stage_ptr(s8, h);
+          if (!kKG || (aligned && (nb & 15) == 0))
+            ptx::cp_async_16_zfill(ptx::smem_addr(dst), nb ? arow[h] + off : p.a, nb != 0);
+          else
+            *reinterpret_cast<uint4*>(dst) = load_unaligned_16(arow[h] + off, nb);
+          if (avalid[h] && kb < kc) prefetch_l1(scale_ptr(h, kb));
         }
       };
-      uint4 raw[2];
-      uint32_t e[2];
-      if (nk > 0) load(0, raw, e);
+      auto load_e = [&](int kt, uint32_t (&e)[2]) {
+        const int kb = 2 * kt + (q >> 1);
+#pragma unroll
+        for (int h = 0; h < 2; ++h) e[h] = avalid[h] && kb < kc ? __ldg(scale_ptr(h, kb)) : 0u;
+      };
+      if (wg_active) {
+#pragma unroll
+        for (int s8 = 0; s8 < kAStages - 1; ++s8) {
+          if (s8 < nk) issue_a(s8);
+          ptx::cp_async_commit();
+        }
+      }
+      uint32_t e[2] = {0u, 0u};
+      if (nk > 0 && wg_active) load_e(0, e);
       for (int kt = 0; kt < nk; ++kt) {
         const uint32_t slot = it % kStages, round = it / kStages;
         if (wg_active) {
+          if (kt + kAStages - 1 < nk) issue_a(kt + kAStages - 1);
+          ptx::cp_async_commit();
+          ptx::cp_async_wait<kAStages - 1>();  // this thread's copies of stage kt have landed
+          const uint4 raw[2] = {*reinterpret_cast<const uint4*>(a_stage_ptr(kt % kAStages, 0)),
+                                *reinterpret_cast<const uint4*>(a_stage_ptr(kt % kAStages, 1))};
           // A fragments of the 4 K steps: x[j] = {lo(r0), lo(r0+8), hi(r0), hi(r0+8)} of word j.
           const int kb = 2 * kt + (q >> 1);
           const Scale s0 = make_scale<AK>(e[0], avalid[0] && kb < kc);
@@ -368,8 +402,8 @@ __device__ __forceinline__ void gemm_body(const GemmSm90Params& p) {
               cvt_exact<AK>(w1[j], s1.exact, x[j][1], x[j][3]);
             }
           }
-          // raw is converted: reuse it for the next stage's A, in flight during this stage's wgmma.
-          if (kt + 1 < nk) load(kt + 1, raw, e);
+          // Next stage's scales (L1-prefetched three stages ago), in flight during this stage's wgmma.
+          if (kt + 1 < nk) load_e(kt + 1, e);
           ptx::mbar_wait(&full[slot], round & 1);
           const uint32_t b_addr = ptx::smem_addr(smem + slot * kSlotBytes);
           ptx::fence_operands(acc[0]);
@@ -390,6 +424,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90Params& p) {
         ptx::mbar_arrive(&empty[slot]);
         ++it;
       }
+      ptx::cp_async_wait<0>();  // nothing may still land in staging when the next tile starts
     };
     if (ts.kgrouped) run(std::true_type{});
     else run(std::false_type{});

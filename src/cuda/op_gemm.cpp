@@ -58,7 +58,7 @@ std::string sm90_bf16_supports(const GemmDesc& d, const DeviceInfo& dev) {
   if (d.b_block_2d) return "B_BLOCK_2D hint set: the FP8-wgmma promotion kernel takes 32x32-block weights";
   std::string why = sm90_supports(d, dev);
   if (!why.empty()) return why;
-  const int64_t smem = gemm_sm90_bf16_smem_bytes(grouped(d) ? d.num_groups : 0);
+  const int64_t smem = gemm_sm90_bf16_smem_bytes(grouped(d) ? d.num_groups : 0) + 64;  // + static (scan buffer)
   if (smem > dev.smem_optin)
     return fmt::format("needs {} bytes of shared memory per block, the device allows {}", smem, dev.smem_optin);
   return {};
