@@ -3,10 +3,13 @@
 // element. Inputs are fresh random MXFP8 tensors each run (seed printed on failure); outputs are
 // poisoned first, so a row the kernel forgets or writes outside its group is caught; swizzled scale
 // padding is filled with 0xFF (NaN scales), so a kernel that reads padding shows NaNs.
-// Tolerances: the tensor core sums each 32-block's products with a truncated internal accumulator,
-// so each element may differ from the exact result by 2^-10 of its sum of |products| (computed by
-// the reference on |A|, |B|) plus the output rounding (one bf16 ulp); a wrong scale, row or group
-// is off by O(1). Relative Frobenius error <= 2^-11 (fp32) / 2^-8 (bf16).
+// Every case runs on both sm_90a kernels: the default BF16 path and, with the B_BLOCK_2D hint, the
+// FP8-wgmma promotion kernel (docs/NUMERICS.md, "Grouped GEMM").
+// Tolerances: the FP8 tensor core sums each 32-block's products with a truncated internal
+// accumulator, so each element may differ from the exact result by 2^-10 of its sum of |products|
+// (computed by the reference on |A|, |B|) plus the output rounding (one bf16 ulp); a wrong scale,
+// row or group is off by O(1). Relative Frobenius error <= 2^-11 (FP8 kernel, fp32), 1e-5 (BF16
+// path, fp32: exact products, fp32 sums), 2^-8 (bf16 output).
 // K-grouped (wgrad) cases leave tokens after the last group end without scales and fill every scale
 // column no group owns with NaN, so a kernel that reads past a group's end, or forgets that the
 // 32-blocks restart at each group start, produces NaNs or O(1) errors.
