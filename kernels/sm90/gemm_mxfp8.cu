@@ -18,7 +18,8 @@
 // stage: one aligned word in the swizzled layout) are fetched into registers one iteration before
 // they are converted to fp32 and stored to shared memory, so their latency stays hidden.
 //
-// Persistent CTAs walk a linear tile index; group g's m-tiles are found by a binary search of a
+// Persistent CTAs walk a linear tile index (scheduling shared with the BF16-path kernel in
+// gemm_tiles.cuh); group g's m-tiles are found by a binary search of a
 // per-CTA shared-memory table built from the device-side group ends (no host synchronization,
 // CUDA-graph capturable). Ends are clamped to [previous end, rows] so malformed offsets can never
 // index outside A or D. Because m-tiles are numbered across groups, tile mt is also the 128-row

@@ -24,17 +24,20 @@
 // 2^(E-127), -> bf16): NaN stays NaN, and results below bf16's subnormal range (|x| < 2^-133)
 // round, where fp32 output would be subnormal anyway.
 //
-// Roles (384 threads, setmaxnreg). Warpgroup 0 is the producer: it loads B's FP8 tile (256 rows x
-// 64 K per stage) into registers one stage ahead, converts it and stores it 128-byte-swizzled into
-// a 4-slot ring, then arrives on the slot's `full` mbarrier. Warpgroups 1 and 2 are consumers, 64
-// rows each: they load their own A rows straight into registers (one stage ahead), convert them
-// into the bf16 A fragments of register-sourced wgmma (m64n128k16 x 2 halves x 4 K steps per
-// stage), wait for the slot, issue, wait for their wgmma and release the slot on its `empty`
-// mbarrier. While one consumer converts, the other's wgmma keeps the tensor cores busy. Consumer
-// threads own accumulator elements exactly as in gemm_mxfp8.cu; the epilogue is the same.
+// Roles (384 threads, setmaxnreg). Warpgroup 0 is the producer: it stages B's FP8 tile (256 rows x
+// 64 K per stage) with cp.async into a 4-deep ring, converts each stage and stores it
+// 128-byte-swizzled into one of 3 bf16 slots, then arrives on the slot's `full` mbarrier.
+// Warpgroups 1 and 2 are consumers, 64 rows each: each thread stages its own A bytes with cp.async
+// (4 deep, thread-private, so only cp.async.wait_group orders them), converts them into the bf16 A
+// fragments of register-sourced wgmma (m64n128k16 x 2 halves x 4 K steps per stage), waits for
+// the slot, issues, waits for its wgmma and releases the slot on its `empty` mbarrier. While one
+// consumer converts, the other's wgmma keeps the tensor cores busy. Consumer threads own
+// accumulator elements exactly as in gemm_mxfp8.cu; the epilogue is the same. Scale bytes are
+// prefetched into L1 when their stage's copies are issued and loaded a stage ahead.
 // Each A thread holds bytes [16q, 16q + 16) of its rows' 64-byte stage (q = lane % 4); the K
 // permutation above maps byte 16q + 4j + {0, 2, 1, 3} to column {2q, 2q+1, 8+2q, 9+2q} of K step
 // j, and the producer writes B's bf16 columns in the same order.
+// Measured state and what limits it: docs/PERFORMANCE.md ("Grouped GEMM").
 //
 // Masking: rows outside the tile's group or N, and K past the range, load as zeros with a zero
 // multiplier (padding scales may be NaN); a K-grouped range may start anywhere (register loads of
