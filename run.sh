@@ -44,15 +44,13 @@ export MXQ_LOG_LEVEL=${MXQ_LOG_LEVEL:-3}
 if ((gpu)) && ((${#benches[@]})); then
   mxq_log "building ${benches[*]}"
   cmake --build "$MXQ_BUILD" -j "$MXQ_JOBS" --target "${benches[@]}"
-  # The torch peers run from the same command when the machine's python3 has torch.
-  have_torch=0
-  python3 -c 'import torch' > /dev/null 2>&1 && have_torch=1
+  # The torch.compile peer runs from the same command when the machine's python3 has torch.
+  torch_peer=()
+  python3 -c 'import torch' > /dev/null 2>&1 && torch_peer=(--torch tools/bench_quantize_torch.py)
   for b in "${benches[@]}"; do
     mxq_log "$b"
-    # tools/mxq_bench_<op>.cpp's torch peer, when there is one: tools/bench_<op>_torch.py.
-    peer=tools/bench_${b#mxq_bench_}_torch.py
-    if ((have_torch)) && [[ -f $peer ]]; then
-      "$MXQ_BUILD/tools/$b" --torch "$peer"
+    if [[ $b == mxq_bench_quantize ]]; then
+      "$MXQ_BUILD/tools/$b" "${torch_peer[@]}"
     else
       "$MXQ_BUILD/tools/$b"
     fi
