@@ -533,7 +533,8 @@ typedef enum {
   MXQ_GEMM_ATTR_ACCUMULATE = 11,       /**< int32_t bool, default 0: D = alpha*AB^T; 1: D += alpha*AB^T */
   MXQ_GEMM_ATTR_GROUP_OFFSETS_DTYPE = 12, /**< int32_t: INT32 (default), INT64 */
   MXQ_GEMM_ATTR_B_BLOCK_2D = 13        /**< int32_t bool hint, default 0: B was quantized in 32x32
-                                            blocks (enables the one-FFMA promotion path) */
+                                            blocks; on sm_90 it selects the FP8-wgmma kernel, meant
+                                            for a one-FFMA promotion path not written yet */
 } mxqGroupedGemmAttribute_t;
 
 /** Create a grouped-GEMM plan bound to `handle`. \param plan host out-pointer, set on success; the caller

@@ -18,7 +18,8 @@
 // stage: one aligned word in the swizzled layout) are fetched into registers one iteration before
 // they are converted to fp32 and stored to shared memory, so their latency stays hidden.
 //
-// Persistent CTAs walk a linear tile index; group g's m-tiles are found by a binary search of a
+// Persistent CTAs walk a linear tile index (scheduling shared with the BF16-path kernel in
+// gemm_tiles.cuh); group g's m-tiles are found by a binary search of a
 // per-CTA shared-memory table built from the device-side group ends (no host synchronization,
 // CUDA-graph capturable). Ends are clamped to [previous end, rows] so malformed offsets can never
 // index outside A or D. Because m-tiles are numbered across groups, tile mt is also the 128-row
@@ -41,6 +42,7 @@
 #include "ptx/async_copy.cuh"
 #include "ptx/wgmma.cuh"
 #include "sm90/gemm_params.cuh"
+#include "sm90/gemm_tiles.cuh"
 
 namespace mxq {
 namespace sm90gemm {
@@ -54,66 +56,6 @@ constexpr int kBM = kGemmSm90TileM, kBN = kGemmSm90TileN, kBK = kGemmSm90TileK;
 [[maybe_unused]] constexpr int kABytes = kBM * kBK;
 [[maybe_unused]] constexpr int kScaleStageFloats = (kBM + kBN) * 4;
 
-// Exclusive scan of one int per thread over the block with an associative op; also returns the total.
-template <typename Op>
-__device__ int block_exclusive_scan(int v, Op op, int identity, int* warp_buf, int& total) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  int incl = v;
-#pragma unroll
-  for (int d = 1; d < 32; d <<= 1) {
-    const int o = __shfl_up_sync(0xFFFFFFFFu, incl, d);
-    if (lane >= d) incl = op(incl, o);
-  }
-  if (lane == 31) warp_buf[warp] = incl;
-  __syncthreads();
-  int before = identity, all = identity;
-#pragma unroll
-  for (int w = 0; w < kThreads / 32; ++w) {
-    const int x = warp_buf[w];
-    if (w < warp) before = op(before, x);
-    all = op(all, x);
-  }
-  __syncthreads();  // warp_buf may be reused by the caller's next scan
-  int excl = __shfl_up_sync(0xFFFFFFFFu, incl, 1);
-  if (lane == 0) excl = identity;
-  total = all;
-  return op(before, excl);
-}
-
-struct TileInfo {
-  int64_t row_begin;  // first row of A (and of D, but for K-grouped's g*M offset)
-  int rows_valid;     // rows of the tile inside its group (1..128)
-  int n0, n_valid;
-  int64_t mt;         // m-tile index across groups
-  int group;
-  int64_t t0, len;    // K range of the tile: [t0, t0 + len) (K-grouped: the group's tokens)
-  int col_base;       // first scale column of the K range
-};
-
-// The `valid` (0..16) bytes at an arbitrarily aligned src, zero-extended to 16: the aligned 16-byte
-// words covering them (only those, so nothing outside the operand is read), shifted into place.
-__device__ __forceinline__ uint4 load_unaligned_16(const uint8_t* src, int valid) {
-  if (valid <= 0) return make_uint4(0u, 0u, 0u, 0u);
-  const int sh = static_cast<int>(reinterpret_cast<uintptr_t>(src) & 15);
-  const uint4* base = reinterpret_cast<const uint4*>(src - sh);
-  const uint4 lo = __ldg(base);
-  const uint4 hi = sh + valid > 16 ? __ldg(base + 1) : make_uint4(0u, 0u, 0u, 0u);
-  const uint32_t w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-  const int q = sh >> 2;
-  const uint32_t bits = static_cast<uint32_t>(sh & 3) * 8;
-  uint32_t sel[5];
-#pragma unroll
-  for (int i = 0; i < 5; ++i) sel[i] = q == 0 ? w[i] : q == 1 ? w[i + 1] : q == 2 ? w[i + 2] : w[i + 3];
-  uint32_t o[4];
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const int nb = valid - 4 * i;
-    const uint32_t mask = nb >= 4 ? 0xFFFFFFFFu : nb <= 0 ? 0u : (1u << (8 * nb)) - 1u;
-    o[i] = __funnelshift_r(sel[i], sel[i + 1], bits) & mask;
-  }
-  return make_uint4(o[0], o[1], o[2], o[3]);
-}
-
 template <Fp8Kind AK, Fp8Kind BK, bool kOutF32>
 __device__ __forceinline__ void gemm_body(const GemmSm90Params& p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -125,96 +67,17 @@ __device__ __forceinline__ void gemm_body(const GemmSm90Params& p) {
 
   const int tid = threadIdx.x;
   const int wg = tid >> 7, lane = tid & 31, warp_in_wg = (tid >> 5) & 3;
-  const bool grouped = p.group_ends != nullptr;
-  const bool kgrouped = grouped && p.kgrouped != 0;
   const bool swz = p.swizzled != 0;
-  const int G = p.groups;
   const int64_t K = p.k, N = p.n;
-  const int n_tiles = static_cast<int>(layout::ceil_div(N, kBN));
-  // Dense: m-tiles per batch entry; K-grouped: m-tiles of every group's [M, N] output.
-  const int mt_per_group = !grouped ? static_cast<int>(layout::ceil_div(p.rows_per_group, kBM))
-                           : kgrouped ? static_cast<int>(layout::ceil_div(p.rows_total, kBM)) : 0;
-  // What a group of `len` rows (M-grouped: m-tiles) or tokens (K-grouped: scale columns) occupies.
-  auto group_units = [&](int len) {
-    return kgrouped ? static_cast<int>(layout::kgroup_col_pad(swz, len)) : (len + kBM - 1) / kBM;
-  };
-
-  // ---- group table: ends[g+1] (monotone, clamped), prefix[g] = units of groups before g -------
-  int* ends = table;
-  int* prefix = table + (G + 1);
-  int64_t total_m_tiles;
-  if (grouped) {
-    const int chunk = (G + kThreads - 1) / kThreads;
-    const int g0 = min(G, tid * chunk), g1 = min(G, g0 + chunk);
-    const int rows = static_cast<int>(kgrouped ? K : p.rows_total);
-    int run = 0;
-    for (int g = g0; g < g1; ++g) {
-      int64_t e = p.offsets_i64 ? static_cast<const int64_t*>(p.group_ends)[g]
-                                : static_cast<int64_t>(static_cast<const int32_t*>(p.group_ends)[g]);
-      e = e < 0 ? 0 : (e > rows ? rows : e);
-      run = max(run, static_cast<int>(e));
-      ends[g + 1] = run;
-    }
-    int dummy;
-    const int before = block_exclusive_scan(run, [](int a, int b) { return max(a, b); }, 0, warp_buf, dummy);
-    int tiles = 0;
-    for (int g = g0; g < g1; ++g) {
-      ends[g + 1] = max(ends[g + 1], before);
-      const int prev = g == g0 ? max(before, 0) : ends[g];
-      tiles += group_units(ends[g + 1] - prev);
-    }
-    if (tid == 0) ends[0] = 0;
-    int total;
-    int run_tiles = block_exclusive_scan(tiles, [](int a, int b) { return a + b; }, 0, warp_buf, total);
-    for (int g = g0; g < g1; ++g) {
-      prefix[g] = run_tiles;
-      const int prev = g == g0 ? before : ends[g];
-      run_tiles += group_units(ends[g + 1] - prev);
-    }
-    if (tid == 0) prefix[G] = total;
-    __syncthreads();
-    total_m_tiles = kgrouped ? static_cast<int64_t>(mt_per_group) * G : total;
-  } else {
-    total_m_tiles = static_cast<int64_t>(mt_per_group) * G;
-  }
-  const int64_t total_tiles = total_m_tiles * n_tiles;
+  const TileSpace ts = build_tile_space<kThreads>(p, kBN, table, warp_buf);
+  const bool kgrouped = ts.kgrouped;
 
   // Per-thread constants of the accumulator fragment (wgmma m64nN fp32 layout).
   const int r0 = wg * 64 + warp_in_wg * 16 + (lane >> 2);  // and r0 + 8
   const int c0 = (lane & 3) * 2;                            // and + 8*j, + 1
 
-  for (int64_t t = blockIdx.x; t < total_tiles; t += gridDim.x) {
-    // ---- which tile ----------------------------------------------------------------------------
-    TileInfo ti;
-    ti.mt = t / n_tiles;
-    const int nt = static_cast<int>(t % n_tiles);
-    ti.n0 = nt * kBN;
-    ti.n_valid = static_cast<int>(N - ti.n0 < kBN ? N - ti.n0 : kBN);
-    ti.t0 = 0;
-    ti.len = K;
-    ti.col_base = 0;
-    if (kgrouped) {
-      ti.group = static_cast<int>(ti.mt / mt_per_group);
-      ti.row_begin = (ti.mt - static_cast<int64_t>(ti.group) * mt_per_group) * kBM;
-      ti.rows_valid = static_cast<int>(p.rows_total - ti.row_begin < kBM ? p.rows_total - ti.row_begin : kBM);
-      ti.t0 = ends[ti.group];
-      ti.len = ends[ti.group + 1] - ends[ti.group];
-      ti.col_base = prefix[ti.group];
-    } else if (grouped) {
-      int lo = 0, hi = G - 1;  // last g with prefix[g] <= mt
-      while (lo < hi) {
-        const int mid = (lo + hi + 1) >> 1;
-        if (prefix[mid] <= ti.mt) lo = mid; else hi = mid - 1;
-      }
-      ti.group = lo;
-      ti.row_begin = ends[lo] + (ti.mt - prefix[lo]) * kBM;
-      ti.rows_valid = static_cast<int>(ends[lo + 1] - ti.row_begin < kBM ? ends[lo + 1] - ti.row_begin : kBM);
-    } else {
-      ti.group = static_cast<int>(ti.mt / mt_per_group);
-      const int64_t local = (ti.mt - static_cast<int64_t>(ti.group) * mt_per_group) * kBM;
-      ti.row_begin = static_cast<int64_t>(ti.group) * p.rows_per_group + local;
-      ti.rows_valid = static_cast<int>(p.rows_per_group - local < kBM ? p.rows_per_group - local : kBM);
-    }
+  for (int64_t t = blockIdx.x; t < ts.total_tiles; t += gridDim.x) {
+    const TileInfo ti = decode_tile(p, ts, t, kBN);
     const int64_t b_group = kgrouped ? 0 : ti.group;  // K-grouped: one B shared by every group
     const uint8_t* a_tile = p.a + ti.row_begin * K + ti.t0;
     const uint8_t* b_tile = p.b + (b_group * N + ti.n0) * K + ti.t0;

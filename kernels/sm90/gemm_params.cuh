@@ -48,4 +48,23 @@ constexpr int64_t gemm_sm90_smem_bytes(int64_t groups_in_table) {
          2 * 4 * (groups_in_table + 1);
 }
 
+// The BF16-path kernel (kernels/sm90/gemm_mxfp8_bf16.cu): one producer warpgroup that stages B's
+// FP8 tiles with cp.async and converts them with their scales to bf16 in shared memory, and two
+// consumer warpgroups (64 rows each, A converted in registers) running bf16 wgmma on 128x256 output
+// tiles, 64-wide K stages.
+constexpr int kGemmSm90Bf16Threads = 384;
+constexpr int kGemmSm90Bf16TileN = 256;
+constexpr int kGemmSm90Bf16TileK = 64;
+constexpr int kGemmSm90Bf16Stages = 3;     // bf16 B slots the consumers read
+constexpr int kGemmSm90Bf16Fp8Stages = 4;  // FP8 staging depth of the producer's async copies (B)
+constexpr int kGemmSm90Bf16AStages = 4;    // FP8 staging depth of the consumers' async copies (A)
+constexpr int64_t gemm_sm90_bf16_slot_bytes() { return int64_t(kGemmSm90Bf16TileN) * kGemmSm90Bf16TileK * 2; }
+// 1 KiB alignment slack, the bf16 B slots, the FP8 staging rings of B and A, 2 mbarriers per slot,
+// the group table (with the largest tables the plan falls back to the FP8-wgmma kernel).
+constexpr int64_t gemm_sm90_bf16_smem_bytes(int64_t groups_in_table) {
+  return 1024 + kGemmSm90Bf16Stages * (gemm_sm90_bf16_slot_bytes() + 16) +
+         int64_t(kGemmSm90Bf16Fp8Stages) * kGemmSm90Bf16TileN * kGemmSm90Bf16TileK +
+         int64_t(kGemmSm90Bf16AStages) * kGemmSm90TileM * kGemmSm90Bf16TileK + 2 * 4 * (groups_in_table + 1);
+}
+
 }  // namespace mxq

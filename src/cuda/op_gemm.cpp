@@ -52,11 +52,25 @@ std::string sm90_supports(const GemmDesc& d, const DeviceInfo& dev) {
   return {};
 }
 
+// The BF16-path kernel: the same plans, unless the caller hinted 32x32 B blocks (the FP8-wgmma
+// kernel's one-FFMA promotion is meant for those).
+std::string sm90_bf16_supports(const GemmDesc& d, const DeviceInfo& dev) {
+  if (d.b_block_2d) return "B_BLOCK_2D hint set: the FP8-wgmma promotion kernel takes 32x32-block weights";
+  std::string why = sm90_supports(d, dev);
+  if (!why.empty()) return why;
+  const int64_t smem = gemm_sm90_bf16_smem_bytes(grouped(d) ? d.num_groups : 0) + 64;  // + static (scan buffer)
+  if (smem > dev.smem_optin)
+    return fmt::format("needs {} bytes of shared memory per block, the device allows {}", smem, dev.smem_optin);
+  return {};
+}
+
 class GemmSm90 final : public OpImpl {
  public:
-  GemmSm90(const GemmDesc& d, Device& dev) : d_(d), dev_(dev) {
-    const std::string kname = fmt::format("mxq_gemm_sm90_{}_{}_{}", fp8_tag(d.a_dtype), fp8_tag(d.b_dtype),
-                                          d.d_dtype == MXQ_DTYPE_FP32 ? "f32" : "bf16");
+  // bf16path: kernels/sm90/gemm_mxfp8_bf16.cu (exact conversion to bf16, bf16 wgmma); else
+  // kernels/sm90/gemm_mxfp8.cu (FP8 wgmma, per-32-block promotion on the CUDA cores).
+  GemmSm90(const GemmDesc& d, Device& dev, bool bf16path) : d_(d), dev_(dev), bf16path_(bf16path) {
+    const std::string kname = fmt::format("mxq_gemm_sm90_{}{}_{}_{}", bf16path ? "bf16path_" : "", fp8_tag(d.a_dtype),
+                                          fp8_tag(d.b_dtype), d.d_dtype == MXQ_DTYPE_FP32 ? "f32" : "bf16");
     fn_ = dev.kernel(kname.c_str());
     kname_ = kname;
     const bool swz = d.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
@@ -78,23 +92,26 @@ class GemmSm90 final : public OpImpl {
       base_.rows_total = d.m;
       base_.rows_per_group = 0;
       max_m_tiles_ = layout::ceil_div(d.m, kGemmSm90TileM) * d.num_groups;
-      smem_ = gemm_sm90_smem_bytes(d.num_groups);
+      smem_ = smem_bytes(d.num_groups);
     } else if (grouped_m(d)) {
       base_.rows_total = d.m;
       base_.rows_per_group = 0;
       // Every group adds at most one partial m-tile to the full ones.
       max_m_tiles_ = layout::ceil_div(d.m, kGemmSm90TileM) + d.num_groups;
-      smem_ = gemm_sm90_smem_bytes(d.num_groups);
+      smem_ = smem_bytes(d.num_groups);
     } else {
       base_.rows_total = d.batch * d.m;
       base_.rows_per_group = d.m;
       max_m_tiles_ = layout::ceil_div(d.m, kGemmSm90TileM) * d.batch;
-      smem_ = gemm_sm90_smem_bytes(0);
+      smem_ = smem_bytes(0);
     }
   }
 
   std::string name() const override { return kname_; }
-  std::string reason() const override { return "sm_90a wgmma MXFP8 kernel with per-32-block promotion"; }
+  std::string reason() const override {
+    return bf16path_ ? "sm_90a bf16 wgmma on MXFP8 operands converted exactly to bf16 in the kernel"
+                     : "sm_90a FP8 wgmma MXFP8 kernel with per-32-block promotion";
+  }
 
   size_t required_alignment(mxqArgSlot_t slot) const override {
     switch (slot) {
@@ -128,18 +145,23 @@ class GemmSm90 final : public OpImpl {
     MXQ_REQUIRE(!grouped(d_) || p.group_ends, MXQ_STATUS_BAD_PARAM_NULL_POINTER,
                 "grouped GEMM: GROUP_OFFSETS is required when grouped");
     // Persistent launch: one CTA per SM at most, never more than the tile count can use.
-    const int64_t tiles = max_m_tiles_ * layout::ceil_div(d_.n, kGemmSm90TileN);
+    const int64_t tiles = max_m_tiles_ * layout::ceil_div(d_.n, bf16path_ ? kGemmSm90Bf16TileN : kGemmSm90TileN);
     const int64_t grid = std::max<int64_t>(1, std::min<int64_t>(tiles, dev_.sm_count()));
     Dim3 g, b;
     g.x = static_cast<unsigned>(grid);
-    b.x = kGemmSm90Threads;
+    b.x = bf16path_ ? kGemmSm90Bf16Threads : kGemmSm90Threads;
     void* params[] = {&p};
     dev_.launch(fn_, g, b, static_cast<size_t>(smem_), stream, params, kname_.c_str());
   }
 
  private:
+  int64_t smem_bytes(int64_t groups) const {
+    return bf16path_ ? gemm_sm90_bf16_smem_bytes(groups) : gemm_sm90_smem_bytes(groups);
+  }
+
   GemmDesc d_;
   Device& dev_;
+  bool bf16path_;
   CUfunction fn_ = nullptr;
   std::string kname_;
   GemmSm90Params base_{};
@@ -150,6 +172,21 @@ class GemmSm90 final : public OpImpl {
 }  // namespace
 
 void register_gemm_kernels(Registry& r) {
+  {
+    KernelEntry<GemmDesc> e;
+    e.name = "sm90.gemm.mxfp8.bf16path";
+    e.arch = {90, 90};
+    e.in_dtypes = {MXQ_DTYPE_E4M3, MXQ_DTYPE_E5M2};
+    e.out_dtypes = {MXQ_DTYPE_BF16, MXQ_DTYPE_FP32};
+    e.variant = "FP8 x 2^k converted exactly to bf16 in the kernel, bf16 wgmma m64n128k16 (A from registers), "
+                "128x256 tiles, producer warpgroup + 2 consumers, persistent over M groups / K groups / batch";
+    e.priority = 1;
+    e.supports = sm90_bf16_supports;
+    e.make = [](const GemmDesc& d, Device& dev) -> std::unique_ptr<OpImpl> {
+      return std::make_unique<GemmSm90>(d, dev, true);
+    };
+    r.add(std::move(e));
+  }
   KernelEntry<GemmDesc> e;
   e.name = "sm90.gemm.mxfp8.wgmma";
   e.arch = {90, 90};
@@ -158,7 +195,9 @@ void register_gemm_kernels(Registry& r) {
   e.variant = "wgmma m64n128k32, 128x128 tiles, persistent over M groups / K groups / batch, per-32-block promotion";
   e.priority = 0;
   e.supports = sm90_supports;
-  e.make = [](const GemmDesc& d, Device& dev) -> std::unique_ptr<OpImpl> { return std::make_unique<GemmSm90>(d, dev); };
+  e.make = [](const GemmDesc& d, Device& dev) -> std::unique_ptr<OpImpl> {
+    return std::make_unique<GemmSm90>(d, dev, false);
+  };
   r.add(std::move(e));
 }
 

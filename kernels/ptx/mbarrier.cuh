@@ -1,0 +1,43 @@
+// Raw PTX for shared-memory mbarriers (sm_90) and warpgroup register reallocation (setmaxnreg,
+// sm_90a): what a producer / consumer pipeline inside one CTA is built from. Phases follow the
+// usual convention: a barrier starts in phase 0; waiting for parity 1 on a fresh barrier returns
+// at once (the "previous" phase counts as complete), so a producer waits on its empty barriers
+// with parity (round & 1) ^ 1 and a consumer on its full barriers with parity (round & 1).
+#pragma once
+
+#include <cstdint>
+
+#include "ptx/async_copy.cuh"  // smem_addr
+
+namespace mxq {
+namespace ptx {
+
+__device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+}
+// Arrive (release at CTA scope): this thread's earlier writes are visible to whoever waits for the phase.
+__device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
+  asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+}
+// Blocks until the phase with the given parity has completed (acquire at CTA scope).
+__device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
+  asm volatile(
+      "{\n.reg .pred P1;\nMXQ_MBAR_WAIT:\n"
+      "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 P1, [%0], %1;\n"
+      "@P1 bra MXQ_MBAR_DONE;\nbra MXQ_MBAR_WAIT;\nMXQ_MBAR_DONE:\n}\n" ::"r"(smem_addr(bar)),
+      "r"(parity)
+      : "memory");
+}
+
+// Warpgroup-wide register budget change; every thread of the warpgroup executes it.
+template <int N>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+template <int N>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+
+}  // namespace ptx
+}  // namespace mxq

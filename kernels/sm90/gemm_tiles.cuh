@@ -1,0 +1,194 @@
+// Tile scheduling shared by the sm_90a grouped-GEMM kernels (gemm_mxfp8.cu, gemm_mxfp8_bf16.cu):
+// the per-CTA shared-memory group table built from the device-side group ends, and the decoding of
+// a linear tile index into (group, rows, columns, K range). One place, so both kernels agree on
+// which rows and tokens a tile owns and on where its scales live.
+//
+// M-grouped: group g's rows are [ends[g], ends[g+1]); prefix[g] counts the 128-row m-tiles of the
+// groups before g, so m-tile mt belongs to the last g with prefix[g] <= mt (binary search). Because
+// m-tiles are numbered across groups, tile mt is also the 128-row tile of the M-grouped swizzled
+// scale layout (group bases padded to 128 rows): 128*mt is the scale row of the tile's first row.
+// K-grouped: G dense problems; the table holds the clamped token ends and, in place of the tile
+// prefix, each group's first scale column (the exclusive scan of layout::kgroup_col_pad).
+// Ends are clamped to [previous end, rows] so malformed offsets can never index outside A or D.
+#pragma once
+
+#include <cstdint>
+
+#include "core/layout.h"
+#include "sm90/gemm_params.cuh"
+
+namespace mxq {
+namespace sm90gemm {
+
+constexpr int kTileM = 128;  // both kernels: 128-row m-tiles (the swizzled scale layout's tile)
+
+// Exclusive scan of one int per thread over the block with an associative op; also returns the total.
+template <int kThreads, typename Op>
+__device__ int block_exclusive_scan(int v, Op op, int identity, int* warp_buf, int& total) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  int incl = v;
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    const int o = __shfl_up_sync(0xFFFFFFFFu, incl, d);
+    if (lane >= d) incl = op(incl, o);
+  }
+  if (lane == 31) warp_buf[warp] = incl;
+  __syncthreads();
+  int before = identity, all = identity;
+#pragma unroll
+  for (int w = 0; w < kThreads / 32; ++w) {
+    const int x = warp_buf[w];
+    if (w < warp) before = op(before, x);
+    all = op(all, x);
+  }
+  __syncthreads();  // warp_buf may be reused by the caller's next scan
+  int excl = __shfl_up_sync(0xFFFFFFFFu, incl, 1);
+  if (lane == 0) excl = identity;
+  total = all;
+  return op(before, excl);
+}
+
+// What every tile of a launch shares: the problem kind and the table in shared memory.
+struct TileSpace {
+  bool grouped, kgrouped;
+  int n_tiles;       // tiles along N
+  int mt_per_group;  // dense: m-tiles per batch entry; K-grouped: m-tiles of each [M, N] output
+  const int* ends;   // [G+1]
+  const int* prefix; // [G+1]
+  int64_t total_tiles;
+};
+
+// Builds the group table in `table` (2*(G+1) ints of shared memory) and returns the tile space.
+// Every thread of the block must call it (it synchronizes the block).
+template <int kThreads>
+__device__ TileSpace build_tile_space(const GemmSm90Params& p, int tile_n, int* table, int* warp_buf) {
+  TileSpace ts;
+  const int tid = threadIdx.x;
+  ts.grouped = p.group_ends != nullptr;
+  ts.kgrouped = ts.grouped && p.kgrouped != 0;
+  const bool swz = p.swizzled != 0;
+  const int G = p.groups;
+  ts.n_tiles = static_cast<int>(layout::ceil_div(p.n, static_cast<int64_t>(tile_n)));
+  ts.mt_per_group = !ts.grouped  ? static_cast<int>(layout::ceil_div(p.rows_per_group, kTileM))
+                    : ts.kgrouped ? static_cast<int>(layout::ceil_div(p.rows_total, kTileM))
+                                  : 0;
+  const bool kg = ts.kgrouped;
+  // What a group of `len` rows (M-grouped: m-tiles) or tokens (K-grouped: scale columns) occupies.
+  auto group_units = [&](int len) {
+    return kg ? static_cast<int>(layout::kgroup_col_pad(swz, len)) : (len + kTileM - 1) / kTileM;
+  };
+  int* ends = table;
+  int* prefix = table + (G + 1);
+  ts.ends = ends;
+  ts.prefix = prefix;
+  int64_t total_m_tiles;
+  if (ts.grouped) {
+    const int chunk = (G + kThreads - 1) / kThreads;
+    const int g0 = min(G, tid * chunk), g1 = min(G, g0 + chunk);
+    const int rows = static_cast<int>(kg ? p.k : p.rows_total);
+    int run = 0;
+    for (int g = g0; g < g1; ++g) {
+      int64_t e = p.offsets_i64 ? static_cast<const int64_t*>(p.group_ends)[g]
+                                : static_cast<int64_t>(static_cast<const int32_t*>(p.group_ends)[g]);
+      e = e < 0 ? 0 : (e > rows ? rows : e);
+      run = max(run, static_cast<int>(e));
+      ends[g + 1] = run;
+    }
+    int dummy;
+    const int before =
+        block_exclusive_scan<kThreads>(run, [](int a, int b) { return max(a, b); }, 0, warp_buf, dummy);
+    int tiles = 0;
+    for (int g = g0; g < g1; ++g) {
+      ends[g + 1] = max(ends[g + 1], before);
+      const int prev = g == g0 ? max(before, 0) : ends[g];
+      tiles += group_units(ends[g + 1] - prev);
+    }
+    if (tid == 0) ends[0] = 0;
+    int total;
+    int run_tiles = block_exclusive_scan<kThreads>(tiles, [](int a, int b) { return a + b; }, 0, warp_buf, total);
+    for (int g = g0; g < g1; ++g) {
+      prefix[g] = run_tiles;
+      const int prev = g == g0 ? before : ends[g];
+      run_tiles += group_units(ends[g + 1] - prev);
+    }
+    if (tid == 0) prefix[G] = total;
+    __syncthreads();
+    total_m_tiles = kg ? static_cast<int64_t>(ts.mt_per_group) * G : total;
+  } else {
+    total_m_tiles = static_cast<int64_t>(ts.mt_per_group) * G;
+  }
+  ts.total_tiles = total_m_tiles * ts.n_tiles;
+  return ts;
+}
+
+struct TileInfo {
+  int64_t row_begin;  // first row of A (and of D, but for K-grouped's g*M offset)
+  int rows_valid;     // rows of the tile inside its group (1..128)
+  int n0, n_valid;
+  int64_t mt;         // m-tile index across groups
+  int group;
+  int64_t t0, len;    // K range of the tile: [t0, t0 + len) (K-grouped: the group's tokens)
+  int col_base;       // first scale column of the K range
+};
+
+// Tile t of the space: consecutive t share an m-tile (its A rows stay in L2 across the n-tiles).
+__device__ __forceinline__ TileInfo decode_tile(const GemmSm90Params& p, const TileSpace& ts, int64_t t, int tile_n) {
+  TileInfo ti;
+  ti.mt = t / ts.n_tiles;
+  const int nt = static_cast<int>(t % ts.n_tiles);
+  ti.n0 = nt * tile_n;
+  ti.n_valid = static_cast<int>(p.n - ti.n0 < tile_n ? p.n - ti.n0 : tile_n);
+  ti.t0 = 0;
+  ti.len = p.k;
+  ti.col_base = 0;
+  if (ts.kgrouped) {
+    ti.group = static_cast<int>(ti.mt / ts.mt_per_group);
+    ti.row_begin = (ti.mt - static_cast<int64_t>(ti.group) * ts.mt_per_group) * kTileM;
+    ti.rows_valid = static_cast<int>(p.rows_total - ti.row_begin < kTileM ? p.rows_total - ti.row_begin : kTileM);
+    ti.t0 = ts.ends[ti.group];
+    ti.len = ts.ends[ti.group + 1] - ts.ends[ti.group];
+    ti.col_base = ts.prefix[ti.group];
+  } else if (ts.grouped) {
+    int lo = 0, hi = p.groups - 1;  // last g with prefix[g] <= mt
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) >> 1;
+      if (ts.prefix[mid] <= ti.mt) lo = mid; else hi = mid - 1;
+    }
+    ti.group = lo;
+    ti.row_begin = ts.ends[lo] + (ti.mt - ts.prefix[lo]) * kTileM;
+    ti.rows_valid = static_cast<int>(ts.ends[lo + 1] - ti.row_begin < kTileM ? ts.ends[lo + 1] - ti.row_begin : kTileM);
+  } else {
+    ti.group = static_cast<int>(ti.mt / ts.mt_per_group);
+    const int64_t local = (ti.mt - static_cast<int64_t>(ti.group) * ts.mt_per_group) * kTileM;
+    ti.row_begin = static_cast<int64_t>(ti.group) * p.rows_per_group + local;
+    ti.rows_valid = static_cast<int>(p.rows_per_group - local < kTileM ? p.rows_per_group - local : kTileM);
+  }
+  return ti;
+}
+
+// The `valid` (0..16) bytes at an arbitrarily aligned src, zero-extended to 16: the aligned 16-byte
+// words covering them (only those, so nothing outside the operand is read), shifted into place.
+__device__ __forceinline__ uint4 load_unaligned_16(const uint8_t* src, int valid) {
+  if (valid <= 0) return make_uint4(0u, 0u, 0u, 0u);
+  const int sh = static_cast<int>(reinterpret_cast<uintptr_t>(src) & 15);
+  const uint4* base = reinterpret_cast<const uint4*>(src - sh);
+  const uint4 lo = __ldg(base);
+  const uint4 hi = sh + valid > 16 ? __ldg(base + 1) : make_uint4(0u, 0u, 0u, 0u);
+  const uint32_t w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+  const int q = sh >> 2;
+  const uint32_t bits = static_cast<uint32_t>(sh & 3) * 8;
+  uint32_t sel[5];
+#pragma unroll
+  for (int i = 0; i < 5; ++i) sel[i] = q == 0 ? w[i] : q == 1 ? w[i + 1] : q == 2 ? w[i + 2] : w[i + 3];
+  uint32_t o[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int nb = valid - 4 * i;
+    const uint32_t mask = nb >= 4 ? 0xFFFFFFFFu : nb <= 0 ? 0u : (1u << (8 * nb)) - 1u;
+    o[i] = __funnelshift_r(sel[i], sel[i + 1], bits) & mask;
+  }
+  return make_uint4(o[0], o[1], o[2], o[3]);
+}
+
+}  // namespace sm90gemm
+}  // namespace mxq
