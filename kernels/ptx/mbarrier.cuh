@@ -15,9 +15,17 @@ namespace ptx {
 __device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
 }
+// Makes initialized barriers visible to the async proxy (TMA) and the other threads; follow with a
+// CTA barrier before any thread uses them.
+__device__ __forceinline__ void mbar_fence_init() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
 // Arrive (release at CTA scope): this thread's earlier writes are visible to whoever waits for the phase.
 __device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
   asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+}
+// Arrive and add `bytes` to the phase's expected transaction count (a TMA load completes them).
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes)
+               : "memory");
 }
 // Blocks until the phase with the given parity has completed (acquire at CTA scope).
 __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {

@@ -43,6 +43,7 @@
 #include "core/layout.h"
 #include "mxq/mxq.h"
 #include "ptx/async_copy.cuh"
+#include "ptx/tma.cuh"  // named barriers
 #include "ptx/wgmma_bf16.cuh"
 #include "sm90/attention_bwd_params.cuh"
 
@@ -62,12 +63,8 @@ constexpr int kStep = kAttnBwdStepRows;                     // 64
 // Named barriers (0 is __syncthreads): stage s is full / empty.
 [[maybe_unused]] constexpr int kBarFull = 1, kBarEmpty = 3;
 
-__device__ __forceinline__ void bar_sync(int id, int count) {
-  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
-}
-__device__ __forceinline__ void bar_arrive(int id, int count) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(count) : "memory");
-}
+__device__ __forceinline__ void bar_sync(int id, int count) { ptx::named_barrier_sync(id, count); }
+__device__ __forceinline__ void bar_arrive(int id, int count) { ptx::named_barrier_arrive(id, count); }
 
 // Positions of one (b, h) sequence: memory row of position s is base + s * rstride, s < len.
 struct Seq {
@@ -336,7 +333,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
 
   if (tid >= kMathThreads) {
     // ---- producer warpgroup: cp.async of the next step, one stage ahead ----
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+    ptx::setmaxnreg_dec<40>();
     const int t = tid - kMathThreads;
     for (int64_t it = 0; it < n_iters; ++it) {
       const int st = static_cast<int>(it & 1);
@@ -370,7 +367,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   }
 
   // ---- math warpgroups: 64 kv rows each ----
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+  ptx::setmaxnreg_inc<232>();
   const int wg = tid >> 7, t = tid & 127, w = t >> 5, l = t & 31;
   const int r0 = 16 * w + (l >> 2);
   const int64_t jw = j0 + wg * 64;  // the warpgroup's first kv row
@@ -529,7 +526,7 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
   __syncthreads();
 
   if (tid >= kMathThreads) {
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+    ptx::setmaxnreg_dec<40>();
     const int t = tid - kMathThreads;
     for (int64_t it = 0; it < n_iters; ++it) {
       const int st = static_cast<int>(it & 1);
@@ -554,7 +551,7 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
     return;
   }
 
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+  ptx::setmaxnreg_inc<232>();
   const int wg = tid >> 7, t = tid & 127, w = t >> 5, l = t & 31;
   const int r0 = 16 * w + (l >> 2);
   const int64_t iw = i0 + wg * 64;  // the warpgroup's first query row

@@ -212,11 +212,11 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
   uint8_t* sq = smem;
   auto sk = [&](int st) { return smem + (1 + st) * kTileBytes; };
   auto sv = [&](int st) { return smem + (3 + st) * kTileBytes; };
-  const uint32_t bars = ptx::smem_addr(smem + 5 * kTileBytes);
-  auto full_k = [&](int st) { return bars + 8u * st; };
-  auto full_v = [&](int st) { return bars + 8u * (2 + st); };
-  auto empty_k = [&](int st) { return bars + 8u * (4 + st); };
-  auto empty_v = [&](int st) { return bars + 8u * (6 + st); };
+  uint64_t* bars = reinterpret_cast<uint64_t*>(smem + 5 * kTileBytes);
+  auto full_k = [&](int st) { return bars + st; };
+  auto full_v = [&](int st) { return bars + 2 + st; };
+  auto empty_k = [&](int st) { return bars + 4 + st; };
+  auto empty_v = [&](int st) { return bars + 6 + st; };
 
   const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31, warp = (tid >> 5) & 3;
   // Causal masks make late query blocks the longest: start them first.
