@@ -156,45 +156,70 @@ __device__ __forceinline__ float ex2(float x) {
 }
 
 // Prepass: K and V -> bf16 workspace [B*Hkv, kv_pad, D] (rows at or past each sequence's length
-// zero), exactly dequantized. One 16-byte FP8 chunk per thread and iteration; memory-bound.
+// zero), exactly dequantized; memory-bound. K: one 16-byte FP8 chunk per thread and iteration (one
+// scale). V: a thread takes the same 16 columns of 4 rows of one 32-key block (rows q, q+8, q+16,
+// q+24), so the 16 per-column scales it gathers serve 64 elements instead of 16.
 template <int D>
 __device__ __forceinline__ void attn_prep_body(const AttnFwdSm90Params& p) {
   constexpr int kCPR = D / 16;
-  const int64_t per_tensor = static_cast<int64_t>(p.batch) * p.heads_kv * p.kv_pad * kCPR;
-  for (int64_t idx = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; idx < 2 * per_tensor;
-       idx += int64_t(gridDim.x) * blockDim.x) {
-    const bool is_v = idx >= per_tensor;
-    const int64_t i = is_v ? idx - per_tensor : idx;
-    const int col = static_cast<int>(i % kCPR);
-    const int64_t er = i / kCPR;  // (entry, padded row)
-    const int s = static_cast<int>(er % p.kv_pad);
-    const int e = static_cast<int>(er / p.kv_pad), b = e / p.heads_kv, hk = e % p.heads_kv;
-    const Seq seq = make_seq(p, p.cu_kv, p.seqlen_kv, p.heads_kv, b, hk);
-    uint4 lo = make_uint4(0u, 0u, 0u, 0u), hi = lo;
-    if (s < seq.len) {
-      const int64_t row = seq.row(s);
-      const uint4 raw = __ldg(reinterpret_cast<const uint4*>((is_v ? p.v : p.k) + row * D + col * 16));
-      if (!is_v) {
-        const int64_t c = col >> 1;
+  const int64_t k_chunks = static_cast<int64_t>(p.batch) * p.heads_kv * p.kv_pad * kCPR;
+  const int64_t v_items = k_chunks / 4;  // (entry, 32-key block, row q in 0..7, column chunk)
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t idx = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; idx < k_chunks + v_items; idx += stride) {
+    if (idx < k_chunks) {
+      const int col = static_cast<int>(idx % kCPR);
+      const int64_t er = idx / kCPR;  // (entry, padded row)
+      const int s = static_cast<int>(er % p.kv_pad);
+      const int e = static_cast<int>(er / p.kv_pad);
+      const Seq seq = make_seq(p, p.cu_kv, p.seqlen_kv, p.heads_kv, e / p.heads_kv, e % p.heads_kv);
+      uint4 lo = make_uint4(0u, 0u, 0u, 0u), hi = lo;
+      if (s < seq.len) {
+        const int64_t row = seq.row(s), c = col >> 1;
+        const uint4 raw = __ldg(reinterpret_cast<const uint4*>(p.k + row * D + col * 16));
         const int64_t off = p.swizzled ? layout::swizzled_offset(row, c, p.d_scale_ld) : row * p.d_scale_ld + c;
         const float sc = dev::ue8m0_to_f32(__ldg(p.k_scales + off));
         dequant16<Fp8::E4M3, true>(raw, &sc, lo, hi);
-      } else {  // along S: one scale per (d, 32 keys) of this (b, h) entry
+      }
+      uint4* out = reinterpret_cast<uint4*>(p.ws_k + er * D + col * 16);
+      out[0] = lo;
+      out[1] = hi;
+    } else {
+      const int64_t i = idx - k_chunks;
+      const int col = static_cast<int>(i % kCPR);
+      const int q = static_cast<int>((i / kCPR) % 8);
+      const int64_t eb = i / (kCPR * 8);  // (entry, 32-key block)
+      const int blocks = p.kv_pad / 32;
+      const int c = static_cast<int>(eb % blocks);
+      const int e = static_cast<int>(eb / blocks);
+      const Seq seq = make_seq(p, p.cu_kv, p.seqlen_kv, p.heads_kv, e / p.heads_kv, e % p.heads_kv);
+      const int s0 = 32 * c + q;
+      uint4 raw[4];
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const int s = s0 + 8 * k;
+        raw[k] = s < seq.len ? __ldg(reinterpret_cast<const uint4*>(p.v + seq.row(s) * D + col * 16))
+                             : make_uint4(0u, 0u, 0u, 0u);
+      }
+      float sc[16];
+      if (s0 < seq.len) {
         const uint8_t* es = p.v_scales + static_cast<int64_t>(e) * p.v_scale_entry;
-        const int c = s / 32;
-        float sc[16];
 #pragma unroll
         for (int t = 0; t < 16; ++t) {
           const int d = col * 16 + t;
-          sc[t] = dev::ue8m0_to_f32(__ldg(es + (p.swizzled ? layout::swizzled_offset(d, c, p.s_scale_ld)
-                                                           : int64_t(d) * p.s_scale_ld + c)));
+          sc[t] = dev::ue8m0_to_f32(
+              __ldg(es + (p.swizzled ? layout::swizzled_offset(d, c, p.s_scale_ld) : int64_t(d) * p.s_scale_ld + c)));
         }
-        dequant16<Fp8::E4M3, false>(raw, sc, lo, hi);
+      }
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const int s = s0 + 8 * k;
+        uint4 lo = make_uint4(0u, 0u, 0u, 0u), hi = lo;
+        if (s < seq.len) dequant16<Fp8::E4M3, false>(raw[k], sc, lo, hi);
+        uint4* out = reinterpret_cast<uint4*>(p.ws_v + (static_cast<int64_t>(e) * p.kv_pad + s) * D + col * 16);
+        out[0] = lo;
+        out[1] = hi;
       }
     }
-    uint4* out = reinterpret_cast<uint4*>((is_v ? p.ws_v : p.ws_k) + er * D + col * 16);
-    out[0] = lo;
-    out[1] = hi;
   }
 }
 

@@ -126,7 +126,7 @@ class AttnFwdSm90 final : public OpImpl {
     encode(p.ws_v, rows, p.tmap_v);
     void* params[] = {&p};
     {
-      const int64_t chunks = 2 * rows * (d_.head_dim / 16);
+      const int64_t chunks = rows * (d_.head_dim / 16) * 5 / 4;  // K chunks, then V items of 4 chunks
       Dim3 g, b;
       g.x = static_cast<unsigned>(std::min<int64_t>(layout::ceil_div(chunks, kAttnSm90PrepThreads),
                                                     int64_t(dev_.sm_count()) * 16));

@@ -525,6 +525,38 @@ TEST_CASE("gpu attention fwd: graph capture and repeated runs give identical bit
   const Outputs b = run_gpu(in, gpu, p, g2, 3);
   CHECK(a.o == b.o);
   CHECK(std::memcmp(a.lse.data(), b.lse.data(), a.lse.size() * 4) == 0);
+
+  // The same execution captured into a CUDA graph on a side stream: capture records only (outputs
+  // stay poisoned), the replay writes the same bits.
+  g2.o->poison(kPoison);
+  g2.lse->poison(kPoison);
+  const std::vector<uint8_t> poisoned_o = g2.o->download();
+  size_t ws = 0;
+  MXQ_REQUIRE_OK(mxqAttentionPlanGetWorkspaceSize(p, &ws));
+  mxqExecArg_t args[] = {
+      {MXQ_ARG_Q_DATA, 0, g2.q->ptr()}, {MXQ_ARG_Q_SCALES, 0, g2.qs->ptr()}, {MXQ_ARG_K_DATA, 0, g2.k->ptr()},
+      {MXQ_ARG_K_SCALES, 0, g2.ks->ptr()}, {MXQ_ARG_V_DATA, 0, g2.v->ptr()}, {MXQ_ARG_V_SCALES, 0, g2.vs->ptr()},
+      {MXQ_ARG_O, 0, g2.o->ptr()}, {MXQ_ARG_LSE, 0, g2.lse->ptr()}};
+  CUstream st = nullptr;
+  MXQ_CU_CHECK(driver().cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
+  MXQ_CU_CHECK(driver().cuStreamBeginCapture(st, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  const mxqStatus_t status =
+      mxqAttentionExecute(gpu, p, args, 8, g2.ws->ptr(), ws, reinterpret_cast<mxqStream_t>(st));
+  CUgraph graph = nullptr;
+  MXQ_CU_CHECK(driver().cuStreamEndCapture(st, &graph));
+  MXQ_REQUIRE_STATUS(status, MXQ_STATUS_SUCCESS);
+  CHECK(g2.o->download() == poisoned_o);
+  CUgraphExec exec = nullptr;
+  MXQ_CU_CHECK(driver().cuGraphInstantiateWithFlags(&exec, graph, 0));
+  MXQ_CU_CHECK(driver().cuGraphLaunch(exec, st));
+  MXQ_CU_CHECK(driver().cuStreamSynchronize(st));
+  const auto ob = g2.o->download();
+  const auto lb = g2.lse->download();
+  CHECK(std::memcmp(ob.data(), a.o.data(), ob.size()) == 0);
+  CHECK(std::memcmp(lb.data(), a.lse.data(), lb.size()) == 0);
+  MXQ_CU_CHECK(driver().cuGraphExecDestroy(exec));
+  MXQ_CU_CHECK(driver().cuGraphDestroy(graph));
+  MXQ_CU_CHECK(driver().cuStreamDestroy(st));
   MXQ_REQUIRE_OK(mxqAttentionPlanDestroy(p));
 }
 
