@@ -46,6 +46,7 @@
 #include "ptx/tma.cuh"  // named barriers
 #include "ptx/wgmma_bf16.cuh"
 #include "sm90/attention_bwd_params.cuh"
+#include "sm90/attention_common.cuh"
 
 namespace mxq {
 namespace sm90attn {
@@ -66,37 +67,19 @@ constexpr int kStep = kAttnBwdStepRows;                     // 64
 __device__ __forceinline__ void bar_sync(int id, int count) { ptx::named_barrier_sync(id, count); }
 __device__ __forceinline__ void bar_arrive(int id, int count) { ptx::named_barrier_arrive(id, count); }
 
-// Positions of one (b, h) sequence: memory row of position s is base + s * rstride, s < len.
-struct Seq {
-  int64_t base, rstride, len;
-};
+using Seq = attn::SeqRows;
 __device__ __forceinline__ Seq seq_of(const P& p, bool q_side, int64_t b, int64_t h) {
-  const int64_t H = q_side ? p.heads_q : p.heads_kv;
-  const int64_t S = q_side ? p.seqlen_q : p.seqlen_kv;
-  const int32_t* cu = q_side ? p.cu_q : p.cu_kv;
-  int64_t start = b * S, len = S;
-  if (cu) {
-    // Malformed offsets are clamped (start >= 0, 0 <= length <= S_max) so no index leaves a sequence.
-    const int64_t c0 = cu[b], c1 = cu[b + 1];
-    start = c0 < 0 ? 0 : c0;
-    len = c1 - start;
-    len = len < 0 ? 0 : len > S ? S : len;
-  }
-  if (p.bshd) return {start * H + h, H, len};
-  return {(b * H + h) * S, 1, len};
+  return q_side ? attn::seq_rows(p.bshd, p.cu_q, p.seqlen_q, p.heads_q, b, h)
+                : attn::seq_rows(p.bshd, p.cu_kv, p.seqlen_kv, p.heads_kv, b, h);
 }
 
 // Scale byte of (row, 32-block c) of a tensor quantized along D.
 __device__ __forceinline__ int64_t d_scale_off(const P& p, int64_t row, int64_t c) {
-  return p.swizzled ? layout::swizzled_offset(row, c, p.d_scale_ld) : row * p.d_scale_ld + c;
+  return attn::along_d_scale_offset(p.swizzled, row, c, p.d_scale_ld);
 }
 
-// 8 E4M3 codes times one scale multiplier -> 8 bf16 (exact while in bf16's range).
-__device__ __forceinline__ uint32_t dq2(uint32_t pair, float m) {
-  float a, b;
-  dev::fp8x2_to_f32x2<Fp8::E4M3>(static_cast<uint16_t>(pair), a, b);
-  return dev::f32x2_to_bf16x2(__fmul_rn(a, m), __fmul_rn(b, m));
-}
+// 2 / 8 E4M3 codes times one scale multiplier -> bf16 (exact while in bf16's range).
+__device__ __forceinline__ uint32_t dq2(uint32_t pair, float m) { return attn::e4m3x2_to_bf16x2(pair, m, m); }
 __device__ __forceinline__ uint4 dequant8(uint2 raw, float m) {
   return make_uint4(dq2(raw.x & 0xFFFFu, m), dq2(raw.x >> 16, m), dq2(raw.y & 0xFFFFu, m), dq2(raw.y >> 16, m));
 }
@@ -120,7 +103,7 @@ __device__ __forceinline__ void load_col_tile(uint8_t* tile, const uint8_t* __re
   for (int k = 0; k < 8; ++k) {
     lo[k] = hi[k] = 0u;
     if (sb + k < sq.len) {
-      const uint2 raw = __ldg(reinterpret_cast<const uint2*>(data + (sq.base + (sb + k) * sq.rstride) * D + d0));
+      const uint2 raw = __ldg(reinterpret_cast<const uint2*>(data + (sq.base + (sb + k) * sq.step) * D + d0));
       lo[k] = raw.x;
       hi[k] = raw.y;
     }
@@ -166,22 +149,14 @@ __device__ __forceinline__ void copy_cols(uint8_t* tile, const uint16_t* src, in
   }
 }
 
-// 2^x, the hardware approximation (relative error ~2^-22; subnormal results kept).
-__device__ __forceinline__ float ex2(float x) {
-  float y;
-  asm("ex2.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
+using attn::ex2;
 
 // int64 -> int32 for tile-local mask arithmetic (|bounds| far beyond a tile saturate harmlessly).
 __device__ __forceinline__ int clamp32(int64_t v) {
   return static_cast<int>(v < -(int64_t(1) << 30) ? -(int64_t(1) << 30) : v > (int64_t(1) << 30) ? (int64_t(1) << 30) : v);
 }
 
-// fp32 pair -> E4M3 (RNE, satfinite) -> the E4M3 values as a bf16 pair (exact).
-__device__ __forceinline__ uint32_t e4m3_round_bf16x2(float a, float b) {
-  return dq2(dev::f32x2_to_fp8x2_satfinite<Fp8::E4M3>(a, b), 1.0f);
-}
+using attn::e4m3_round_bf16x2;
 
 // Given the 32 fp32 accumulator values of a 64x64 tile (rows r0, r0+8; the layout of
 // wgmma_bf16.cuh), MXFP8-quantizes each row's two 32-column blocks (E4M3, RCEIL, the quantizer's
@@ -224,7 +199,7 @@ __device__ __forceinline__ void delta_body(const P& p) {
   const int part = threadIdx.x % kTpr;
   float acc = 0.0f;
   if (s < sq.len) {
-    const int64_t row = sq.base + s * sq.rstride;
+    const int64_t row = sq.base + s * sq.step;
     const uint4 o = __ldg(reinterpret_cast<const uint4*>(p.o_bf16 + row * D) + part);
     const uint4 g = __ldg(reinterpret_cast<const uint4*>(p.dout_bf16 + row * D) + part);
     const uint32_t ow[4] = {o.x, o.y, o.z, o.w}, gw[4] = {g.x, g.y, g.z, g.w};
@@ -276,7 +251,7 @@ __device__ __forceinline__ void prep_body(const P& p) {
       const int64_t s = s0 + r;
       uint4 v = make_uint4(0u, 0u, 0u, 0u);
       if (s < sq.len) {
-        const int64_t row = sq.base + s * sq.rstride;
+        const int64_t row = sq.base + s * sq.step;
         const uint2 raw = __ldg(reinterpret_cast<const uint2*>(data + row * D + c8 * 8));
         v = dequant8(raw, dev::ue8m0_to_f32(__ldg(sc + d_scale_off(p, row, c8 / 4))));
       }
@@ -472,7 +447,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   for (int half = 0; half < 2; ++half) {
     const int64_t j = half ? jb : ja;
     if (j >= lk) continue;
-    const int64_t row = kvs.base + j * kvs.rstride;
+    const int64_t row = kvs.base + j * kvs.step;
 #pragma unroll
     for (int jj = 0; jj < D / 8; ++jj) {
       const int x = 8 * jj + 2 * (l & 3);
@@ -634,7 +609,7 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
   for (int half = 0; half < 2; ++half) {
     const int64_t i = half ? ib : ia;
     if (i >= lq) continue;
-    const int64_t row = qs.base + i * qs.rstride;
+    const int64_t row = qs.base + i * qs.step;
 #pragma unroll
     for (int jj = 0; jj < D / 8; ++jj) {
       const int x = 8 * jj + 2 * (l & 3);

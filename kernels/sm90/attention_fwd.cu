@@ -30,6 +30,7 @@
 #include "ptx/async_copy.cuh"
 #include "ptx/wgmma.cuh"
 #include "ptx/tma.cuh"
+#include "sm90/attention_common.cuh"
 #include "ptx/wgmma_bf16.cuh"
 #include "sm90/attention_params.cuh"
 
@@ -43,30 +44,7 @@ constexpr int kPanelBytes = 128 * 128;  // 128 rows x 64 bf16
 constexpr float kLn2 = 0.6931471805599453f;
 constexpr int kMaskNone = 0, kMaskBottomRight = 2;  // mxqAttentionMask_t (1: causal top-left)
 
-// Where the rows of one (batch, head) sequence live: memory row of position s = base + s * step.
-struct Seq {
-  int64_t base, step;
-  int len;
-  __device__ int64_t row(int s) const { return base + static_cast<int64_t>(s) * step; }
-};
-
-__device__ __forceinline__ Seq make_seq(const AttnFwdSm90Params& p, const int32_t* cu, int smax, int heads, int b,
-                                        int h) {
-  Seq q;
-  if (p.bshd) {
-    const int64_t start = cu ? cu[b] : static_cast<int64_t>(b) * smax;
-    q.base = start * heads + h;
-    q.step = heads;
-    // Lengths are clamped to [0, smax] (the GPU cannot report malformed cu_seqlens without a host
-    // synchronization); the starts are trusted to index the packed tensors.
-    q.len = cu ? min(max(cu[b + 1] - cu[b], 0), smax) : smax;
-  } else {
-    q.base = (static_cast<int64_t>(b) * heads + h) * smax;
-    q.step = 1;
-    q.len = smax;
-  }
-  return q;
-}
+using attn::SeqRows;
 
 // The raw FP8 bytes of a kRows-row tile starting at sequence position s0, read by kThr threads:
 // chunk i of thread t is 16 bytes (16 elements along D) of row (t + kThr i) / (D/16). Rows at or
@@ -77,7 +55,7 @@ struct RawTile {
   static constexpr int kChunks = kRows * kCPR / kThr;
   uint4 c[kChunks];
 
-  __device__ __forceinline__ void load(const uint8_t* base, const Seq& s, int s0, int tid) {
+  __device__ __forceinline__ void load(const uint8_t* base, const SeqRows& s, int s0, int tid) {
 #pragma unroll
     for (int i = 0; i < kChunks; ++i) {
       const int idx = tid + kThr * i, r = idx / kCPR, col = idx % kCPR;
@@ -88,19 +66,16 @@ struct RawTile {
   }
 };
 
-// 16 FP8 values times their scales -> 16 bf16 (two 16-byte chunks). Exact while the scaled value
+// 16 E4M3 values times their scales -> 16 bf16 (two 16-byte chunks): exact while the scaled value
 // is a bf16 normal or zero; NaN stays NaN.
-template <Fp8 F, bool kUniform>
+template <bool kUniform>
 __device__ __forceinline__ void dequant16(const uint4& raw, const float* s, uint4& lo, uint4& hi) {
   const uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
   uint32_t o[8];
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
-    const uint16_t pair = static_cast<uint16_t>(i & 1 ? w[i >> 1] >> 16 : w[i >> 1] & 0xFFFFu);
-    float a, b;
-    dev::fp8x2_to_f32x2<F>(pair, a, b);
-    const float sa = kUniform ? s[0] : s[2 * i], sb = kUniform ? s[0] : s[2 * i + 1];
-    o[i] = dev::f32x2_to_bf16x2(a * sa, b * sb);
+    const uint32_t pair = i & 1 ? w[i >> 1] >> 16 : w[i >> 1] & 0xFFFFu;
+    o[i] = attn::e4m3x2_to_bf16x2(pair, kUniform ? s[0] : s[2 * i], kUniform ? s[0] : s[2 * i + 1]);
   }
   lo = make_uint4(o[0], o[1], o[2], o[3]);
   hi = make_uint4(o[4], o[5], o[6], o[7]);
@@ -120,7 +95,7 @@ __device__ __forceinline__ void store_chunk_pair(uint8_t* tile, int r, int col, 
 // Rows past the sequence are stored as zeros.
 template <int D, int kRows, int kThr>
 __device__ __forceinline__ void store_rows_along_d(uint8_t* tile, int r0, const RawTile<D, kRows, kThr>& raw,
-                                                   const uint8_t* scales, const AttnFwdSm90Params& p, const Seq& s,
+                                                   const uint8_t* scales, const AttnFwdSm90Params& p, const SeqRows& s,
                                                    int s0, int tid) {
   constexpr int kCPR = D / 16;
 #pragma unroll
@@ -130,29 +105,12 @@ __device__ __forceinline__ void store_rows_along_d(uint8_t* tile, int r0, const 
     uint4 lo = make_uint4(0u, 0u, 0u, 0u), hi = lo;
     if (pos < s.len) {
       const int64_t row = s.row(pos), c = col >> 1;
-      const int64_t off = p.swizzled ? layout::swizzled_offset(row, c, p.d_scale_ld) : row * p.d_scale_ld + c;
+      const int64_t off = attn::along_d_scale_offset(p.swizzled, row, c, p.d_scale_ld);
       const float sc = dev::ue8m0_to_f32(__ldg(scales + off));
-      dequant16<Fp8::E4M3, true>(raw.c[i], &sc, lo, hi);
+      dequant16<true>(raw.c[i], &sc, lo, hi);
     }
     store_chunk_pair(tile, r0 + r, col, lo, hi);
   }
-}
-
-// P * p_scale (fp32) -> fp8 (E4M3, RNE, satfinite) as exact bf16 pairs: the A fragment of one k16
-// step of P V.
-__device__ __forceinline__ uint32_t quantize_p_pair(float a, float b) {
-  const uint16_t q = dev::f32x2_to_fp8x2_satfinite<Fp8::E4M3>(a, b);
-  float qa, qb;
-  dev::fp8x2_to_f32x2<Fp8::E4M3>(q, qa, qb);
-  return dev::f32x2_to_bf16x2(qa, qb);
-}
-
-// 2^x by the SFU (ex2.approx, flushing subnormal results: those P values are below what E4M3
-// holds after the p_scale factor, and their share of the row sum is below fp32's resolution).
-__device__ __forceinline__ float ex2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
 }
 
 // Prepass: K and V -> bf16 workspace [B*Hkv, kv_pad, D] (rows at or past each sequence's length
@@ -171,14 +129,14 @@ __device__ __forceinline__ void attn_prep_body(const AttnFwdSm90Params& p) {
       const int64_t er = idx / kCPR;  // (entry, padded row)
       const int s = static_cast<int>(er % p.kv_pad);
       const int e = static_cast<int>(er / p.kv_pad);
-      const Seq seq = make_seq(p, p.cu_kv, p.seqlen_kv, p.heads_kv, e / p.heads_kv, e % p.heads_kv);
+      const SeqRows seq = attn::seq_rows(p.bshd, p.cu_kv, p.seqlen_kv, p.heads_kv, e / p.heads_kv, e % p.heads_kv);
       uint4 lo = make_uint4(0u, 0u, 0u, 0u), hi = lo;
       if (s < seq.len) {
         const int64_t row = seq.row(s), c = col >> 1;
         const uint4 raw = __ldg(reinterpret_cast<const uint4*>(p.k + row * D + col * 16));
-        const int64_t off = p.swizzled ? layout::swizzled_offset(row, c, p.d_scale_ld) : row * p.d_scale_ld + c;
+        const int64_t off = attn::along_d_scale_offset(p.swizzled, row, c, p.d_scale_ld);
         const float sc = dev::ue8m0_to_f32(__ldg(p.k_scales + off));
-        dequant16<Fp8::E4M3, true>(raw, &sc, lo, hi);
+        dequant16<true>(raw, &sc, lo, hi);
       }
       uint4* out = reinterpret_cast<uint4*>(p.ws_k + er * D + col * 16);
       out[0] = lo;
@@ -191,7 +149,7 @@ __device__ __forceinline__ void attn_prep_body(const AttnFwdSm90Params& p) {
       const int blocks = p.kv_pad / 32;
       const int c = static_cast<int>(eb % blocks);
       const int e = static_cast<int>(eb / blocks);
-      const Seq seq = make_seq(p, p.cu_kv, p.seqlen_kv, p.heads_kv, e / p.heads_kv, e % p.heads_kv);
+      const SeqRows seq = attn::seq_rows(p.bshd, p.cu_kv, p.seqlen_kv, p.heads_kv, e / p.heads_kv, e % p.heads_kv);
       const int s0 = 32 * c + q;
       uint4 raw[4];
 #pragma unroll
@@ -214,7 +172,7 @@ __device__ __forceinline__ void attn_prep_body(const AttnFwdSm90Params& p) {
       for (int k = 0; k < 4; ++k) {
         const int s = s0 + 8 * k;
         uint4 lo = make_uint4(0u, 0u, 0u, 0u), hi = lo;
-        if (s < seq.len) dequant16<Fp8::E4M3, false>(raw[k], sc, lo, hi);
+        if (s < seq.len) dequant16<false>(raw[k], sc, lo, hi);
         uint4* out = reinterpret_cast<uint4*>(p.ws_v + (static_cast<int64_t>(e) * p.kv_pad + s) * D + col * 16);
         out[0] = lo;
         out[1] = hi;
@@ -249,11 +207,11 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
                                      : static_cast<int>(blockIdx.x);
   const int h = blockIdx.y, b = blockIdx.z;
   const int hk = h / (p.heads_q / p.heads_kv);
-  const Seq sq_seq = make_seq(p, p.cu_q, p.seqlen_q, p.heads_q, b, h);
-  const Seq skv_seq = make_seq(p, p.cu_kv, p.seqlen_kv, p.heads_kv, b, hk);
+  const SeqRows sq_seq = attn::seq_rows(p.bshd, p.cu_q, p.seqlen_q, p.heads_q, b, h);
+  const SeqRows skv_seq = attn::seq_rows(p.bshd, p.cu_kv, p.seqlen_kv, p.heads_kv, b, hk);
   const int q0 = qb * kTileQ;
   if (q0 >= sq_seq.len) return;  // the whole CTA, before any barrier
-  const int lq = sq_seq.len, lk = skv_seq.len;
+  const int lq = static_cast<int>(sq_seq.len), lk = static_cast<int>(skv_seq.len);
   // Key j is visible to query i iff j < lk and (no mask, or j <= i + shift).
   const int shift = p.mask == kMaskBottomRight ? lk - lq : 0;
   int kv_end = lk;
@@ -360,13 +318,13 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 2));
       const float m_new = fmaxf(m_run[r], mx * c);  // c > 0: the max commutes with the scaling
       const float m_use = m_new == -INFINITY ? 0.0f : m_new;  // a row with nothing visible yet
-      corr[r] = ex2(m_run[r] - m_use);
+      corr[r] = attn::ex2_ftz(m_run[r] - m_use);
       m_run[r] = m_new;
       const float bias = p.log2_p_scale - m_use;
       float sum = 0.0f;
 #pragma unroll
       for (int j = 0; j < 16; ++j) {
-        const float a = ex2(fmaf(s[4 * j + 2 * r], c, bias)), e = ex2(fmaf(s[4 * j + 2 * r + 1], c, bias));
+        const float a = attn::ex2_ftz(fmaf(s[4 * j + 2 * r], c, bias)), e = attn::ex2_ftz(fmaf(s[4 * j + 2 * r + 1], c, bias));
         s[4 * j + 2 * r] = a;
         s[4 * j + 2 * r + 1] = e;
         sum += a + e;
@@ -379,7 +337,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 #pragma unroll
     for (int kk = 0; kk < 8; ++kk)
 #pragma unroll
-      for (int r = 0; r < 4; ++r) pf[kk][r] = quantize_p_pair(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
+      for (int r = 0; r < 4; ++r) pf[kk][r] = attn::e4m3_round_bf16x2(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
   };
 
   if (n_tiles > 0) {

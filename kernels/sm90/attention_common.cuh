@@ -1,0 +1,72 @@
+// Device helpers both MXFP8 attention kernels (attention_fwd.cu, attention_bwd.cu) share: where a
+// sequence's rows are, scale offsets of tensors quantized along D, the exact E4M3 -> bf16
+// dequantization, the recipe's P quantization, and the SFU exponent. The one place these are written.
+#pragma once
+
+#include <cstdint>
+
+#include "common/fp8.cuh"
+#include "core/layout.h"
+
+namespace mxq {
+namespace attn {
+
+// The rows of one (batch, head) sequence: memory row of position s is base + s * step, s < len.
+struct SeqRows {
+  int64_t base, step, len;
+  __device__ __forceinline__ int64_t row(int64_t s) const { return base + s * step; }
+};
+
+// BHSD: (b*H + h)*S + s; BSHD: (start + s)*H + h with start = b*S, or cu[b] with varlen. Varlen
+// offsets are clamped (start >= 0, 0 <= len <= S_max): the GPU cannot report malformed cu_seqlens
+// without a host synchronization, and no index then leaves the sequence's rows.
+__device__ __forceinline__ SeqRows seq_rows(bool bshd, const int32_t* cu, int64_t smax, int64_t heads, int64_t b,
+                                            int64_t h) {
+  int64_t start = b * smax, len = smax;
+  if (cu) {
+    const int64_t c0 = cu[b], c1 = cu[b + 1];
+    start = c0 < 0 ? 0 : c0;
+    len = c1 - start;
+    len = len < 0 ? 0 : len > smax ? smax : len;
+  }
+  if (bshd) return {start * heads + h, heads, len};
+  return {(b * heads + h) * smax, 1, len};
+}
+
+// Scale byte offset of (memory row, 32-block c) of a tensor quantized along D, whose scale rows
+// have ld columns (the swizzle's Cpad, or the LINEAR row length).
+__device__ __forceinline__ int64_t along_d_scale_offset(bool swizzled, int64_t row, int64_t c, int64_t ld) {
+  return swizzled ? layout::swizzled_offset(row, c, ld) : row * ld + c;
+}
+
+// Two E4M3 codes (low byte first) times their scale multipliers -> a bf16 pair: exact while the
+// product is a bf16 normal or zero (E4M3 has 3 mantissa bits); NaN stays NaN.
+__device__ __forceinline__ uint32_t e4m3x2_to_bf16x2(uint32_t pair, float ma, float mb) {
+  float a, b;
+  dev::fp8x2_to_f32x2<dev::Fp8::E4M3>(static_cast<uint16_t>(pair), a, b);
+  return dev::f32x2_to_bf16x2(__fmul_rn(a, ma), __fmul_rn(b, mb));
+}
+
+// The recipe's P quantization of a pair already multiplied by p_scale: E4M3 (RNE, satfinite),
+// returned as the exact bf16 pair of those E4M3 values.
+__device__ __forceinline__ uint32_t e4m3_round_bf16x2(float a, float b) {
+  float qa, qb;
+  dev::fp8x2_to_f32x2<dev::Fp8::E4M3>(dev::f32x2_to_fp8x2_satfinite<dev::Fp8::E4M3>(a, b), qa, qb);
+  return dev::f32x2_to_bf16x2(qa, qb);  // no multiply: __fmul_rn by 1 would not be folded away
+}
+
+// 2^x by the SFU (ex2.approx, relative error ~2^-22): ex2 keeps subnormal results, ex2_ftz flushes
+// them (for softmax numerators that are quantized after a p_scale factor anyway).
+__device__ __forceinline__ float ex2(float x) {
+  float y;
+  asm("ex2.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+__device__ __forceinline__ float ex2_ftz(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+}  // namespace attn
+}  // namespace mxq
