@@ -9,35 +9,41 @@
 // promotion is needed. P is quantized exactly as the recipe says (E4M3 of P * p_scale, satfinite,
 // RNE) and, being an FP8 value, enters the P V product as an exact bf16 register fragment.
 //
-// Shape of the kernel. A CTA owns 128 query rows of one (batch, head): two warpgroups of 64 rows,
-// each computing S = Q K^T (m64n128k16 over D), the online softmax in registers, and O += P V
-// (m64n64k16 per 64-wide D panel, P from registers, V N-major from shared memory). K and V tiles
-// (128 keys) are double-buffered: while the tensor cores run the S product of tile t, the threads
-// load tile t+1's FP8 bytes into registers; while they run the P V product, the threads dequantize
-// those bytes into the other buffer. Scales stay in global memory (L1/L2 resident: 1/32 of the
-// data) and are read at dequantization time.
+// Shape of the work (docs/ARCHITECTURE.md "Attention forward", measurements in PERFORMANCE.md):
+//   - a prepass (attn_prep_body) dequantizes K and V once into a bf16 workspace
+//     [B*Hkv, round_up(Skv, 128), D], rows past a sequence zeroed, so the main kernel sees one
+//     layout for BHSD, BSHD and varlen and needs no bounds on its loads;
+//   - the main kernel (attn_fwd_body): a CTA owns 128 query rows of one (batch, head). Warpgroup 0
+//     is the producer: one thread issues TMA loads of 128-key K and V tiles (128-byte swizzled
+//     64-column panels, exactly what the wgmma descriptors read) into two stages, against full /
+//     empty mbarriers. Warpgroups 1 and 2 (64 rows each) dequantize their Q rows once, then per
+//     key tile compute S = Q K^T (m64n128k16 over D), the online softmax in registers, and
+//     O += P V (m64n64k16 per 64-wide D panel, P from registers, V N-major). Each warpgroup
+//     issues S of tile t+1 before P V of tile t, so the softmax of t+1 overlaps P V on the tensor
+//     cores, and the two warpgroups take turns issuing (ping-pong), so one's softmax overlaps the
+//     other's products.
 //
 // Masks and lengths: keys at or past the sequence length, and keys a causal mask hides, get
 // S = -inf before the row max; rows with no visible key produce O = 0 and LSE = -inf. Rows and keys
 // past a sequence are loaded as zeros, so no NaN from memory that the plan does not cover can reach
-// a visible result. Varlen sequences index their rows through cu_seqlens; scales along S restart at
-// each sequence start (the padded-batch layout of the API).
+// a visible result (a NaN inside a visible key tile can: docs/NUMERICS.md). Varlen sequences index
+// their rows through cu_seqlens; scales along S restart at each sequence start (the padded-batch
+// layout of the API).
 #include <cstdint>
 #include <type_traits>
 
 #include "common/fp8.cuh"
 #include "core/layout.h"
 #include "ptx/async_copy.cuh"
-#include "ptx/wgmma.cuh"
 #include "ptx/tma.cuh"
-#include "sm90/attention_common.cuh"
+#include "ptx/wgmma.cuh"
 #include "ptx/wgmma_bf16.cuh"
+#include "sm90/attention_common.cuh"
 #include "sm90/attention_params.cuh"
 
 namespace mxq {
 namespace sm90attn {
 
-using dev::Fp8;
 
 constexpr int kTileQ = kAttnSm90TileQ, kTileKV = kAttnSm90TileKV;
 constexpr int kPanelBytes = 128 * 128;  // 128 rows x 64 bf16
