@@ -282,7 +282,6 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   uint8_t* k_tile = smem;
   uint8_t* v_tile = k_tile + kRowTile;
   uint8_t* stage0 = v_tile + kRowTile;  // per stage: Q, dO, Q_col^T, dO_col^T (bf16)
-  float* small = reinterpret_cast<float*>(stage0 + kStages * 4 * kStepTile);  // [stage][lse 64 | delta 64]
 
   const int tid = threadIdx.x;
   const int64_t b = blockIdx.z, hk = blockIdx.y;
@@ -325,12 +324,6 @@ __device__ __forceinline__ void dkv_body(const P& p) {
       copy_rows<kStep, D, 128>(stg + kStepTile, p.w_do + (bh * p.sq_pad + i0) * D, t);
       copy_cols<D>(stg + 2 * kStepTile, p.w_qt + bh * D * p.sq_pad + i0, p.sq_pad, t);
       copy_cols<D>(stg + 3 * kStepTile, p.w_dot + bh * D * p.sq_pad + i0, p.sq_pad, t);
-      if (t < 2 * kStep) {  // LSE and delta of the step: plain loads and shared stores, published by
-        // the same barrier arrival as the copies (release), read by the math warps after their sync
-        const int64_t s = i0 + (t & 63);
-        const float* src = (t < kStep ? p.lse : p.delta) + bh * p.seqlen_q + s;
-        small[st * 128 + t] = s < lq ? __ldg(src) : 0.0f;
-      }
       ptx::cp_async_commit();
     }
     if (n_iters > 0) {
@@ -360,8 +353,16 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     uint8_t* stg = stage0 + st * 4 * kStepTile;
     const uint32_t q_addr = ptx::smem_addr(stg), do_addr = q_addr + kStepTile;
     const uint32_t qc_addr = q_addr + 2 * kStepTile, doc_addr = q_addr + 3 * kStepTile;
-    const float* lse = small + st * 128;
-    const float* dlt = lse + 64;
+    // LSE and delta of the step's 64 queries, read by the math warps straight from global memory
+    // (nothing in shared memory to order against the producer): lane l loads columns l and l + 32
+    // before the barrier wait, so the loads overlap it, and the entries a thread needs come from
+    // its warp by shuffles.
+    const int64_t bh = b * p.heads_q + hk * p.group + it / per_head;
+    const float* lse_g = p.lse + bh * p.seqlen_q + i0;
+    const float* dlt_g = p.delta + bh * p.seqlen_q + i0;
+    const int nq = clamp32(lq - i0);
+    const float lse_lo = l < nq ? __ldg(lse_g + l) : 0.0f, lse_hi = l + 32 < nq ? __ldg(lse_g + l + 32) : 0.0f;
+    const float dlt_lo = l < nq ? __ldg(dlt_g + l) : 0.0f, dlt_hi = l + 32 < nq ? __ldg(dlt_g + l + 32) : 0.0f;
     // Tile-local mask: entry (row r, column c) is visible iff c < lim_q, r < lim_k and (no mask or r <= c + lim_c).
     const bool full = i0 + kStep <= lq && jw + 64 <= lk && (p.mask == MXQ_ATTN_MASK_NONE || jw + 63 <= i0 + off);
     const int lim_q = clamp32(lq - i0), lim_c = clamp32(i0 + off - jw);
@@ -391,7 +392,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const int col = 8 * jj + 2 * (l & 3) + e;
-        const float lse_l2 = lse[col] * kLog2e;
+        const float lse_l2 = __shfl_sync(0xFFFFFFFFu, jj < 4 ? lse_lo : lse_hi, col & 31) * kLog2e;
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
           const int idx = 4 * jj + 2 * half + e;
@@ -409,7 +410,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     for (int jj = 0; jj < 8; ++jj) {
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const float delta = dlt[8 * jj + 2 * (l & 3) + e];
+        const float delta = __shfl_sync(0xFFFFFFFFu, jj < 4 ? dlt_lo : dlt_hi, (8 * jj + 2 * (l & 3) + e) & 31);
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
           const int idx = 4 * jj + 2 * half + e;
