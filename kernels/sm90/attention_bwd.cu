@@ -188,6 +188,17 @@ __device__ __forceinline__ void mx_rows_to_frags(const float (&x)[32], uint32_t 
 
 __device__ __forceinline__ uint64_t desc(uint32_t addr) { return ptx::smem_desc_sw128(addr); }
 
+// acc[64 x 64] = A B^T over D (bf16 wgmma m64n64k16, not committed): A is 64 rows of a 128-row
+// tile (kRows-row 64-column panels), B a 64-row step tile (kStep-row panels), both K-major along D.
+template <int D>
+__device__ __forceinline__ void issue_product_over_d(float (&acc)[32], uint32_t a_addr, uint32_t b_addr) {
+#pragma unroll
+  for (int k = 0; k < D / 16; ++k) {
+    const uint32_t ao = (k >> 2) * (kRows * 128) + (k & 3) * 32, bo = (k >> 2) * (kStep * 128) + (k & 3) * 32;
+    ptx::wgmma_bf16_ss<64, 0>(acc, ptx::smem_desc_sw128(a_addr + ao), ptx::smem_desc_sw128(b_addr + bo), k > 0);
+  }
+}
+
 // ---- delta = rowsum(dO * O), fp32, into the workspace ------------------------------------------
 template <int D>
 __device__ __forceinline__ void delta_body(const P& p) {
@@ -371,17 +382,9 @@ __device__ __forceinline__ void dkv_body(const P& p) {
 
     float s[32], dp[32];
     ptx::wgmma_fence();
-#pragma unroll
-    for (int k = 0; k < D / 16; ++k) {
-      const uint32_t ko = (k >> 2) * (kRows * 128) + (k & 3) * 32, qo = (k >> 2) * (kStep * 128) + (k & 3) * 32;
-      ptx::wgmma_bf16_ss<64, 0>(s, desc(k_addr + ko), desc(q_addr + qo), k > 0);
-    }
+    issue_product_over_d<D>(s, k_addr, q_addr);
     ptx::wgmma_commit();
-#pragma unroll
-    for (int k = 0; k < D / 16; ++k) {
-      const uint32_t ko = (k >> 2) * (kRows * 128) + (k & 3) * 32, qo = (k >> 2) * (kStep * 128) + (k & 3) * 32;
-      ptx::wgmma_bf16_ss<64, 0>(dp, desc(v_addr + ko), desc(do_addr + qo), k > 0);
-    }
+    issue_product_over_d<D>(dp, v_addr, do_addr);
     ptx::wgmma_commit();
 
     // P^T while dP^T is still on the tensor cores: entry idx is (kv row r0 / r0+8, q column col).
@@ -554,17 +557,9 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
 
     float s[32], dp[32];
     ptx::wgmma_fence();
-#pragma unroll
-    for (int k = 0; k < D / 16; ++k) {
-      const uint32_t ao = (k >> 2) * (kRows * 128) + (k & 3) * 32, bo = (k >> 2) * (kStep * 128) + (k & 3) * 32;
-      ptx::wgmma_bf16_ss<64, 0>(s, desc(q_addr + ao), desc(k_addr + bo), k > 0);
-    }
+    issue_product_over_d<D>(s, q_addr, k_addr);
     ptx::wgmma_commit();
-#pragma unroll
-    for (int k = 0; k < D / 16; ++k) {
-      const uint32_t ao = (k >> 2) * (kRows * 128) + (k & 3) * 32, bo = (k >> 2) * (kStep * 128) + (k & 3) * 32;
-      ptx::wgmma_bf16_ss<64, 0>(dp, desc(do_addr + ao), desc(v_addr + bo), k > 0);
-    }
+    issue_product_over_d<D>(dp, do_addr, v_addr);
     ptx::wgmma_commit();
 
     // P while dP is still on the tensor cores.

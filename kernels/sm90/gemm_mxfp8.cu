@@ -186,14 +186,14 @@ __device__ __forceinline__ void gemm_body(const GemmSm90Params& p) {
         const float* scb = sca + kBM * 4;
 
         auto issue = [&](int j, float(&d)[64]) {
-          ptx::fence_operands(d);
+          ptx::fence_acc(d);
           ptx::wgmma_fence();
           ptx::wgmma_m64n128k32<AK, BK>(d, ptx::smem_desc_k128_sw128(a_addr + j * 32),
                                         ptx::smem_desc_k128_sw128(b_addr + j * 32));
           ptx::wgmma_commit();
         };
         auto promote = [&](int j, float(&d)[64]) {
-          ptx::fence_operands(d);
+          ptx::fence_acc(d);
           const float sa0 = sca[j * 128 + r0], sa1 = sca[j * 128 + r0 + 8];
 #pragma unroll
           for (int c = 0; c < 16; ++c) {
@@ -231,44 +231,9 @@ __device__ __forceinline__ void gemm_body(const GemmSm90Params& p) {
           const int cl = c * 8 + c0;
           if (cl >= ti.n_valid) continue;
           const int64_t idx = row * N + ti.n0 + cl;
-          float v0 = p.alpha * acc[c * 4 + h * 2], v1 = p.alpha * acc[c * 4 + h * 2 + 1];
+          const float v0 = p.alpha * acc[c * 4 + h * 2], v1 = p.alpha * acc[c * 4 + h * 2 + 1];
           const bool two = cl + 1 < ti.n_valid;
-          if constexpr (kOutF32) {
-            float* d = static_cast<float*>(p.d) + idx;
-            if (two && pairs) {
-              if (p.accumulate) {
-                const float2 o = *reinterpret_cast<const float2*>(d);
-                v0 += o.x;
-                v1 += o.y;
-              }
-              *reinterpret_cast<float2*>(d) = make_float2(v0, v1);
-            } else {
-              if (p.accumulate) v0 += d[0];
-              d[0] = v0;
-              if (two) {
-                if (p.accumulate) v1 += d[1];
-                d[1] = v1;
-              }
-            }
-          } else {
-            uint16_t* d = static_cast<uint16_t*>(p.d) + idx;
-            auto bf = [](uint16_t x) { return __uint_as_float(static_cast<uint32_t>(x) << 16); };
-            if (two && pairs) {
-              if (p.accumulate) {
-                const uint32_t o = *reinterpret_cast<const uint32_t*>(d);
-                v0 += bf(static_cast<uint16_t>(o & 0xFFFFu));
-                v1 += bf(static_cast<uint16_t>(o >> 16));
-              }
-              *reinterpret_cast<uint32_t*>(d) = dev::f32x2_to_bf16x2(v0, v1);
-            } else {
-              if (p.accumulate) v0 += bf(d[0]);
-              d[0] = static_cast<uint16_t>(dev::f32x2_to_bf16x2(v0, 0.0f) & 0xFFFFu);
-              if (two) {
-                if (p.accumulate) v1 += bf(d[1]);
-                d[1] = static_cast<uint16_t>(dev::f32x2_to_bf16x2(v1, 0.0f) & 0xFFFFu);
-              }
-            }
-          }
+          store_d_pair<kOutF32>(p, idx, v0, v1, two, pairs);
         }
       }
     };

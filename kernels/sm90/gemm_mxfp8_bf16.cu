@@ -409,8 +409,8 @@ __device__ __forceinline__ void gemm_body(const GemmSm90Params& p) {
           if (kt + 1 < nk) load_e(kt + 1, e);
           ptx::mbar_wait(&full[slot], round & 1);
           const uint32_t b_addr = ptx::smem_addr(smem + slot * kSlotBytes);
-          ptx::fence_operands(acc[0]);
-          ptx::fence_operands(acc[1]);
+          ptx::fence_acc(acc[0]);
+          ptx::fence_acc(acc[1]);
           ptx::wgmma_fence();
 #pragma unroll
           for (int j = 0; j < 4; ++j) {
@@ -419,8 +419,8 @@ __device__ __forceinline__ void gemm_body(const GemmSm90Params& p) {
           }
           ptx::wgmma_commit();
           ptx::wgmma_wait<0>();
-          ptx::fence_operands(acc[0]);
-          ptx::fence_operands(acc[1]);
+          ptx::fence_acc(acc[0]);
+          ptx::fence_acc(acc[1]);
         } else {
           ptx::mbar_wait(&full[slot], round & 1);
         }
@@ -447,44 +447,9 @@ __device__ __forceinline__ void gemm_body(const GemmSm90Params& p) {
           const int cl = nh * 128 + c * 8 + c0;
           if (cl >= ti.n_valid) continue;
           const int64_t idx = row * N + ti.n0 + cl;
-          float v0 = p.alpha * acc[nh][c * 4 + h * 2], v1 = p.alpha * acc[nh][c * 4 + h * 2 + 1];
+          const float v0 = p.alpha * acc[nh][c * 4 + h * 2], v1 = p.alpha * acc[nh][c * 4 + h * 2 + 1];
           const bool two = cl + 1 < ti.n_valid;
-          if constexpr (kOutF32) {
-            float* d = static_cast<float*>(p.d) + idx;
-            if (two && pairs) {
-              if (p.accumulate) {
-                const float2 o = *reinterpret_cast<const float2*>(d);
-                v0 += o.x;
-                v1 += o.y;
-              }
-              *reinterpret_cast<float2*>(d) = make_float2(v0, v1);
-            } else {
-              if (p.accumulate) v0 += d[0];
-              d[0] = v0;
-              if (two) {
-                if (p.accumulate) v1 += d[1];
-                d[1] = v1;
-              }
-            }
-          } else {
-            uint16_t* d = static_cast<uint16_t*>(p.d) + idx;
-            auto bf = [](uint16_t x) { return __uint_as_float(static_cast<uint32_t>(x) << 16); };
-            if (two && pairs) {
-              if (p.accumulate) {
-                const uint32_t o = *reinterpret_cast<const uint32_t*>(d);
-                v0 += bf(static_cast<uint16_t>(o & 0xFFFFu));
-                v1 += bf(static_cast<uint16_t>(o >> 16));
-              }
-              *reinterpret_cast<uint32_t*>(d) = dev::f32x2_to_bf16x2(v0, v1);
-            } else {
-              if (p.accumulate) v0 += bf(d[0]);
-              d[0] = static_cast<uint16_t>(dev::f32x2_to_bf16x2(v0, 0.0f) & 0xFFFFu);
-              if (two) {
-                if (p.accumulate) v1 += bf(d[1]);
-                d[1] = static_cast<uint16_t>(dev::f32x2_to_bf16x2(v1, 0.0f) & 0xFFFFu);
-              }
-            }
-          }
+          store_d_pair<kOutF32>(p, idx, v0, v1, two, pairs);
         }
       }
     }

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 
+#include "common/fp8.cuh"
 #include "core/layout.h"
 #include "sm90/gemm_params.cuh"
 
@@ -188,6 +189,51 @@ __device__ __forceinline__ uint4 load_unaligned_16(const uint8_t* src, int valid
     o[i] = __funnelshift_r(sel[i], sel[i + 1], bits) & mask;
   }
   return make_uint4(o[0], o[1], o[2], o[3]);
+}
+
+
+// Epilogue of both GEMM kernels: stores alpha-scaled accumulator values v0, v1 at elements idx and
+// idx + 1 of D (the second only when `two`), adding D's old values when accumulating. `pairs`: rows
+// keep pair alignment, so two values go out as one 8-byte (fp32) or 4-byte (bf16) access.
+template <bool kOutF32>
+__device__ __forceinline__ void store_d_pair(const GemmSm90Params& p, int64_t idx, float v0, float v1, bool two,
+                                             bool pairs) {
+  if constexpr (kOutF32) {
+    float* d = static_cast<float*>(p.d) + idx;
+    if (two && pairs) {
+      if (p.accumulate) {
+        const float2 o = *reinterpret_cast<const float2*>(d);
+        v0 += o.x;
+        v1 += o.y;
+      }
+      *reinterpret_cast<float2*>(d) = make_float2(v0, v1);
+    } else {
+      if (p.accumulate) v0 += d[0];
+      d[0] = v0;
+      if (two) {
+        if (p.accumulate) v1 += d[1];
+        d[1] = v1;
+      }
+    }
+  } else {
+    uint16_t* d = static_cast<uint16_t*>(p.d) + idx;
+    auto bf = [](uint16_t x) { return __uint_as_float(static_cast<uint32_t>(x) << 16); };
+    if (two && pairs) {
+      if (p.accumulate) {
+        const uint32_t o = *reinterpret_cast<const uint32_t*>(d);
+        v0 += bf(static_cast<uint16_t>(o & 0xFFFFu));
+        v1 += bf(static_cast<uint16_t>(o >> 16));
+      }
+      *reinterpret_cast<uint32_t*>(d) = dev::f32x2_to_bf16x2(v0, v1);
+    } else {
+      if (p.accumulate) v0 += bf(d[0]);
+      d[0] = static_cast<uint16_t>(dev::f32x2_to_bf16x2(v0, 0.0f) & 0xFFFFu);
+      if (two) {
+        if (p.accumulate) v1 += bf(d[1]);
+        d[1] = static_cast<uint16_t>(dev::f32x2_to_bf16x2(v1, 0.0f) & 0xFFFFu);
+      }
+    }
+  }
 }
 
 }  // namespace sm90gemm

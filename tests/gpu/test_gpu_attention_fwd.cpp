@@ -199,6 +199,20 @@ struct Outputs {
 
 void* mut(const void* p) { return const_cast<void*>(p); }
 
+// The forward's argument list in slot order (Q, Q scales, K, K scales, V, V scales, O, LSE, then
+// the cu_seqlens pair when given): one place for every test that executes a plan.
+std::vector<mxqExecArg_t> fwd_args(const void* q, const void* qs, const void* k, const void* ks, const void* v,
+                                   const void* vs, void* o, void* lse, const void* cu_q = nullptr,
+                                   const void* cu_kv = nullptr) {
+  std::vector<mxqExecArg_t> a = {{MXQ_ARG_Q_DATA, 0, mut(q)}, {MXQ_ARG_Q_SCALES, 0, mut(qs)},
+                                 {MXQ_ARG_K_DATA, 0, mut(k)}, {MXQ_ARG_K_SCALES, 0, mut(ks)},
+                                 {MXQ_ARG_V_DATA, 0, mut(v)}, {MXQ_ARG_V_SCALES, 0, mut(vs)},
+                                 {MXQ_ARG_O, 0, o},           {MXQ_ARG_LSE, 0, lse}};
+  if (cu_q) a.push_back({MXQ_ARG_CU_SEQLENS_Q, 0, mut(cu_q)});
+  if (cu_kv) a.push_back({MXQ_ARG_CU_SEQLENS_KV, 0, mut(cu_kv)});
+  return a;
+}
+
 Outputs run_cpu(const Inputs& in) {
   Handle cpu(MXQ_BACKEND_CPU);
   mxqAttentionPlan_t p = make_plan(cpu, in.c);
@@ -206,14 +220,9 @@ Outputs run_cpu(const Inputs& in) {
   Outputs out;
   out.o.assign(static_cast<size_t>(in.q.rows() * in.c.D), 0xFFFF);
   out.lse.assign(static_cast<size_t>(in.c.B * in.c.Hq * in.c.Sq), f32_of(0xFFFFFFFFu));
-  std::vector<mxqExecArg_t> args = {
-      {MXQ_ARG_Q_DATA, 0, mut(in.qd.data())}, {MXQ_ARG_Q_SCALES, 0, mut(in.qs.data())}, {MXQ_ARG_K_DATA, 0, mut(in.kd.data())},
-      {MXQ_ARG_K_SCALES, 0, mut(in.ks.data())}, {MXQ_ARG_V_DATA, 0, mut(in.vd.data())}, {MXQ_ARG_V_SCALES, 0, mut(in.vs.data())},
-      {MXQ_ARG_O, 0, out.o.data()}, {MXQ_ARG_LSE, 0, out.lse.data()}};
-  if (in.c.varlen) {
-    args.push_back({MXQ_ARG_CU_SEQLENS_Q, 0, mut(in.cu_q.data())});
-    args.push_back({MXQ_ARG_CU_SEQLENS_KV, 0, mut(in.cu_kv.data())});
-  }
+  const std::vector<mxqExecArg_t> args =
+      fwd_args(in.qd.data(), in.qs.data(), in.kd.data(), in.ks.data(), in.vd.data(), in.vs.data(), out.o.data(),
+               out.lse.data(), in.c.varlen ? in.cu_q.data() : nullptr, in.c.varlen ? in.cu_kv.data() : nullptr);
   MXQ_REQUIRE_OK(mxqAttentionExecute(cpu, p, args.data(), static_cast<int>(args.size()), nullptr, 0, nullptr));
   MXQ_REQUIRE_OK(mxqAttentionPlanDestroy(p));
   return out;
@@ -221,6 +230,10 @@ Outputs run_cpu(const Inputs& in) {
 
 struct GpuRun {
   std::unique_ptr<DeviceBuffer> q, qs, k, ks, v, vs, o, lse, cuq, cukv, ws;
+  std::vector<mxqExecArg_t> args() const {
+    return fwd_args(q->ptr(), qs->ptr(), k->ptr(), ks->ptr(), v->ptr(), vs->ptr(), o->ptr(), lse->ptr(),
+                    cuq ? cuq->ptr() : nullptr, cukv ? cukv->ptr() : nullptr);
+  }
 };
 
 Outputs run_gpu(const Inputs& in, mxqHandle_t gpu, mxqAttentionPlan_t p, GpuRun& g, int repeat = 1) {
@@ -234,16 +247,11 @@ Outputs run_gpu(const Inputs& in, mxqHandle_t gpu, mxqAttentionPlan_t p, GpuRun&
   g.lse = std::make_unique<DeviceBuffer>(static_cast<size_t>(in.c.B * in.c.Hq * in.c.Sq * 4));
   g.o->poison(kPoison);
   g.lse->poison(kPoison);
-  std::vector<mxqExecArg_t> args = {
-      {MXQ_ARG_Q_DATA, 0, g.q->ptr()}, {MXQ_ARG_Q_SCALES, 0, g.qs->ptr()}, {MXQ_ARG_K_DATA, 0, g.k->ptr()},
-      {MXQ_ARG_K_SCALES, 0, g.ks->ptr()}, {MXQ_ARG_V_DATA, 0, g.v->ptr()}, {MXQ_ARG_V_SCALES, 0, g.vs->ptr()},
-      {MXQ_ARG_O, 0, g.o->ptr()}, {MXQ_ARG_LSE, 0, g.lse->ptr()}};
   if (in.c.varlen) {
     g.cuq = std::make_unique<DeviceBuffer>(bytes_of(in.cu_q));
     g.cukv = std::make_unique<DeviceBuffer>(bytes_of(in.cu_kv));
-    args.push_back({MXQ_ARG_CU_SEQLENS_Q, 0, g.cuq->ptr()});
-    args.push_back({MXQ_ARG_CU_SEQLENS_KV, 0, g.cukv->ptr()});
   }
+  const std::vector<mxqExecArg_t> args = g.args();
   size_t ws = 0;
   MXQ_REQUIRE_OK(mxqAttentionPlanGetWorkspaceSize(p, &ws));
   g.ws = std::make_unique<DeviceBuffer>(ws);
@@ -533,15 +541,12 @@ TEST_CASE("gpu attention fwd: graph capture and repeated runs give identical bit
   const std::vector<uint8_t> poisoned_o = g2.o->download();
   size_t ws = 0;
   MXQ_REQUIRE_OK(mxqAttentionPlanGetWorkspaceSize(p, &ws));
-  mxqExecArg_t args[] = {
-      {MXQ_ARG_Q_DATA, 0, g2.q->ptr()}, {MXQ_ARG_Q_SCALES, 0, g2.qs->ptr()}, {MXQ_ARG_K_DATA, 0, g2.k->ptr()},
-      {MXQ_ARG_K_SCALES, 0, g2.ks->ptr()}, {MXQ_ARG_V_DATA, 0, g2.v->ptr()}, {MXQ_ARG_V_SCALES, 0, g2.vs->ptr()},
-      {MXQ_ARG_O, 0, g2.o->ptr()}, {MXQ_ARG_LSE, 0, g2.lse->ptr()}};
+  const std::vector<mxqExecArg_t> args = g2.args();
   CUstream st = nullptr;
   MXQ_CU_CHECK(driver().cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
   MXQ_CU_CHECK(driver().cuStreamBeginCapture(st, CU_STREAM_CAPTURE_MODE_GLOBAL));
   const mxqStatus_t status =
-      mxqAttentionExecute(gpu, p, args, 8, g2.ws->ptr(), ws, reinterpret_cast<mxqStream_t>(st));
+      mxqAttentionExecute(gpu, p, args.data(), 8, g2.ws->ptr(), ws, reinterpret_cast<mxqStream_t>(st));
   CUgraph graph = nullptr;
   MXQ_CU_CHECK(driver().cuStreamEndCapture(st, &graph));
   MXQ_REQUIRE_STATUS(status, MXQ_STATUS_SUCCESS);
@@ -573,9 +578,8 @@ TEST_CASE("gpu attention fwd: bad arguments get a status and a message", "[gpu][
   DeviceBuffer o(static_cast<size_t>(c.Sq * c.D * 2)), lse(static_cast<size_t>(c.Sq * 4));
   o.poison(kPoison);
   auto misq = reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(q.ptr()) + 8);
-  mxqExecArg_t args[] = {{MXQ_ARG_Q_DATA, 0, misq},      {MXQ_ARG_Q_SCALES, 0, qs.ptr()}, {MXQ_ARG_K_DATA, 0, k.ptr()},
-                         {MXQ_ARG_K_SCALES, 0, ks.ptr()}, {MXQ_ARG_V_DATA, 0, v.ptr()},    {MXQ_ARG_V_SCALES, 0, vs.ptr()},
-                         {MXQ_ARG_O, 0, o.ptr()},         {MXQ_ARG_LSE, 0, lse.ptr()}};
+  std::vector<mxqExecArg_t> arg_list = fwd_args(misq, qs.ptr(), k.ptr(), ks.ptr(), v.ptr(), vs.ptr(), o.ptr(), lse.ptr());
+  mxqExecArg_t* args = arg_list.data();
   size_t need = 0;
   MXQ_REQUIRE_OK(mxqAttentionPlanGetWorkspaceSize(p, &need));
   REQUIRE(need > 0);
