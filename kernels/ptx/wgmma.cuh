@@ -49,6 +49,15 @@ __device__ __forceinline__ void fence_regs(uint32_t (&r)[N]) {
   for (int i = 0; i < N; ++i) asm volatile("" : "+r"(r[i])::"memory");
 }
 
+// Ends the live range of an accumulator's old values without an instruction, before a wgmma that
+// overwrites it (scale-d = 0): the "+f" operands would otherwise keep the previous contents (e.g.
+// a P tile already consumed) alive until that wgmma issues.
+template <int N>
+__device__ __forceinline__ void undef_acc(float (&d)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "=f"(d[i]));
+}
+
 // The accumulator operand lists of the m64nN wgmma forms (N/2 fp32 registers per thread), spelled
 // once for every wrapper: the register list inside the instruction string and the "+f" operands.
 #define MXQ_WGMMA_ACC32_REGS "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"

@@ -37,6 +37,7 @@
 // 32-blocks are aligned to position 0 of each sequence like the oracle's. Positions past a sequence
 // are zeros in the workspace; masked entries of P and dS are exactly 0.
 #include <cstdint>
+#include <type_traits>
 
 #include "common/fp8.cuh"
 #include "common/quant_math.cuh"
@@ -57,12 +58,13 @@ using P = AttnBwdSm90Params;
 // [[maybe_unused]]: the generic compute_90 pass compiles the wgmma kernels out (see the entries).
 [[maybe_unused]] constexpr int kRows = kAttnBwdRowsPerCta;  // 128
 constexpr int kStep = kAttnBwdStepRows;                     // 64
-[[maybe_unused]] constexpr int kStages = kAttnBwdStages;    // 2
+[[maybe_unused]] constexpr int kStages = kAttnBwdStages;      // 2 (dK/dV)
+[[maybe_unused]] constexpr int kDqStages = kAttnBwdDqStages;  // 3 (dQ)
 [[maybe_unused]] constexpr int kThreads = kAttnBwdThreads;  // 384
 [[maybe_unused]] constexpr int kMathThreads = 256;
 [[maybe_unused]] constexpr float kLog2e = 1.4426950408889634f;
-// Named barriers (0 is __syncthreads): stage s is full / empty.
-[[maybe_unused]] constexpr int kBarFull = 1, kBarEmpty = 3;
+// Named barriers (0 is __syncthreads): stage s is full / empty (s < 3).
+[[maybe_unused]] constexpr int kBarFull = 1, kBarEmpty = 4;
 
 __device__ __forceinline__ void bar_sync(int id, int count) { ptx::named_barrier_sync(id, count); }
 __device__ __forceinline__ void bar_arrive(int id, int count) { ptx::named_barrier_arrive(id, count); }
@@ -158,23 +160,54 @@ __device__ __forceinline__ int clamp32(int64_t v) {
 
 using attn::e4m3_round_bf16x2;
 
+// dev::scale_exponent<E4M3>(amax, RCEIL), dev::scale_inverse and dev::ue8m0_to_f32 of one block,
+// written with selects only (no branches inside the unrolled elementwise code), bit-identical to them.
+__device__ __forceinline__ void rceil_e4m3_scale(float amax, float& inv, float& m) {
+  const uint32_t a = __float_as_uint(amax) & 0x7FFFFFFFu;
+  const uint32_t b = __float_as_uint(__fmul_rn(__uint_as_float(a), __uint_as_float(0x3B124925u)));  // fl32(1/448)
+  const uint32_t e0 = b >> 23, mant = b & 0x7FFFFFu;
+  const bool inc = (mant != 0u) & (e0 != 0xFEu) & !((e0 == 0u) & (mant <= 0x400000u));
+  uint32_t e = e0 + (inc ? 1u : 0u);  // b == 0 gives 0
+  e = b == 0x7F800000u ? 0xFEu : e;   // amax = inf
+  e = a > 0x7F800000u ? 0xFFu : e;    // amax = NaN
+  const uint32_t ib = e == 0xFFu ? 0x7FFFFFFFu : e == 0xFEu ? 0x00400000u : (254u - e) << 23;
+  const uint32_t mb = e == 0u ? 0x00400000u : e == 0xFFu ? 0x7FC00000u : e << 23;
+  inv = __uint_as_float(ib);
+  m = __uint_as_float(mb);
+}
+
 // Given the 32 fp32 accumulator values of a 64x64 tile (rows r0, r0+8; the layout of
 // wgmma_bf16.cuh), MXFP8-quantizes each row's two 32-column blocks (E4M3, RCEIL, the quantizer's
 // arithmetic: cpu mx_roundtrip) and returns the dequantized values as bf16 A fragments.
 __device__ __forceinline__ void mx_rows_to_frags(const float (&x)[32], uint32_t (&a)[4][4]) {
+  float amax[2][2];
 #pragma unroll
   for (int blk = 0; blk < 2; ++blk) {
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      float amax = 0.0f;
+      float v = 0.0f;
 #pragma unroll
       for (int jj = 4 * blk; jj < 4 * blk + 4; ++jj)
-        amax = fmaxf(amax, fmaxf(fabsf(x[4 * jj + 2 * half]), fabsf(x[4 * jj + 2 * half + 1])));
-      amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 1));
-      amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 2));
-      const uint32_t e = dev::scale_exponent<Fp8::E4M3>(amax, MXQ_SCALE_MODE_RCEIL);
-      const float inv = dev::scale_inverse(e);
-      const float m = dev::ue8m0_to_f32(static_cast<uint8_t>(e));
+        v = fmaxf(v, fmaxf(fabsf(x[4 * jj + 2 * half]), fabsf(x[4 * jj + 2 * half + 1])));
+      amax[blk][half] = v;
+    }
+  }
+#pragma unroll
+  for (int blk = 0; blk < 2; ++blk)
+#pragma unroll
+    for (int half = 0; half < 2; ++half)
+      amax[blk][half] = fmaxf(amax[blk][half], __shfl_xor_sync(0xFFFFFFFFu, amax[blk][half], 1));
+#pragma unroll
+  for (int blk = 0; blk < 2; ++blk)
+#pragma unroll
+    for (int half = 0; half < 2; ++half)
+      amax[blk][half] = fmaxf(amax[blk][half], __shfl_xor_sync(0xFFFFFFFFu, amax[blk][half], 2));
+#pragma unroll
+  for (int blk = 0; blk < 2; ++blk) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      float inv, m;
+      rceil_e4m3_scale(amax[blk][half], inv, m);
 #pragma unroll
       for (int jj = 4 * blk; jj < 4 * blk + 4; ++jj) {
         const uint16_t q = dev::f32x2_to_fp8x2_satfinite<Fp8::E4M3>(__fmul_rn(x[4 * jj + 2 * half], inv),
@@ -192,6 +225,7 @@ __device__ __forceinline__ uint64_t desc(uint32_t addr) { return ptx::smem_desc_
 // tile (kRows-row 64-column panels), B a 64-row step tile (kStep-row panels), both K-major along D.
 template <int D>
 __device__ __forceinline__ void issue_product_over_d(float (&acc)[32], uint32_t a_addr, uint32_t b_addr) {
+  ptx::undef_acc(acc);  // the first wgmma overwrites acc
 #pragma unroll
   for (int k = 0; k < D / 16; ++k) {
     const uint32_t ao = (k >> 2) * (kRows * 128) + (k & 3) * 32, bo = (k >> 2) * (kStep * 128) + (k & 3) * 32;
@@ -354,39 +388,51 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   const uint32_t k_addr = ptx::smem_addr(k_tile) + wg * 64 * 128;
   const uint32_t v_addr = ptx::smem_addr(v_tile) + wg * 64 * 128;
   const int lim_k = clamp32(lk - jw);
+  const bool causal = p.mask != MXQ_ATTN_MASK_NONE;
+  const float scale_log2 = p.scale_log2, softmax_scale = p.softmax_scale, p_scale = p.p_scale;
   float dk[D / 2], dv[D / 2];
 #pragma unroll
   for (int i = 0; i < D / 2; ++i) dk[i] = dv[i] = 0.0f;
 
-  for (int64_t it = 0; it < n_iters; ++it) {
-    const int st = static_cast<int>(it & 1);
+  // Pipeline per warpgroup (commit groups retire in order). Each loop body finishes step it and
+  // starts step it+1: dV and dK of step it are issued, S^T of step it+1 as soon as dV is done (its
+  // A registers free), dP^T of step it+1 once dK is done (the stage free), and P^T, dS^T of step
+  // it+1 are computed while dP^T runs. Nothing is in flight across the loop's back edge, which
+  // ptxas needs to keep the wgmmas asynchronous.
+  float s[32], dp[32];
+  uint32_t pa[4][4], da[4][4];
+  auto stage_addr = [&](int64_t it) { return ptx::smem_addr(stage0 + static_cast<int>(it & 1) * 4 * kStepTile); };
+  auto issue_s = [&](int64_t it) {
+    bar_sync(kBarFull + static_cast<int>(it & 1), kThreads);
+    ptx::wgmma_fence();
+    issue_product_over_d<D>(s, k_addr, stage_addr(it));
+    ptx::wgmma_commit();
+  };
+  auto issue_dp = [&](int64_t it) {
+    ptx::wgmma_fence();
+    issue_product_over_d<D>(dp, v_addr, stage_addr(it) + kStepTile);
+    ptx::wgmma_commit();
+  };
+  // With S^T and dP^T of step it issued: P^T, dS^T (fp32, in dp) and Pq (bf16 fragments, in pa).
+  auto front = [&](int64_t it) {
     const int64_t i0 = (qb_first + it % per_head) * kStep;
-    uint8_t* stg = stage0 + st * 4 * kStepTile;
-    const uint32_t q_addr = ptx::smem_addr(stg), do_addr = q_addr + kStepTile;
-    const uint32_t qc_addr = q_addr + 2 * kStepTile, doc_addr = q_addr + 3 * kStepTile;
     // LSE and delta of the step's 64 queries, read by the math warps straight from global memory
     // (nothing in shared memory to order against the producer): lane l loads columns l and l + 32
-    // before the barrier wait, so the loads overlap it, and the entries a thread needs come from
-    // its warp by shuffles.
+    // while S^T is on the tensor cores, and the entries a thread needs come from its warp by shuffles.
     const int64_t bh = b * p.heads_q + hk * p.group + it / per_head;
     const float* lse_g = p.lse + bh * p.seqlen_q + i0;
     const float* dlt_g = p.delta + bh * p.seqlen_q + i0;
     const int nq = clamp32(lq - i0);
-    const float lse_lo = l < nq ? __ldg(lse_g + l) : 0.0f, lse_hi = l + 32 < nq ? __ldg(lse_g + l + 32) : 0.0f;
+    const float lse_lo = l < nq ? __ldg(lse_g + l) * kLog2e : 0.0f;
+    const float lse_hi = l + 32 < nq ? __ldg(lse_g + l + 32) * kLog2e : 0.0f;
     const float dlt_lo = l < nq ? __ldg(dlt_g + l) : 0.0f, dlt_hi = l + 32 < nq ? __ldg(dlt_g + l + 32) : 0.0f;
     // Tile-local mask: entry (row r, column c) is visible iff c < lim_q, r < lim_k and (no mask or r <= c + lim_c).
-    const bool full = i0 + kStep <= lq && jw + 64 <= lk && (p.mask == MXQ_ATTN_MASK_NONE || jw + 63 <= i0 + off);
+    const bool full = i0 + kStep <= lq && jw + 64 <= lk && (!causal || jw + 63 <= i0 + off);
     const int lim_q = clamp32(lq - i0), lim_c = clamp32(i0 + off - jw);
-    const bool causal = p.mask != MXQ_ATTN_MASK_NONE;
-    bar_sync(kBarFull + st, kThreads);
-
-    float s[32], dp[32];
-    ptx::wgmma_fence();
-    issue_product_over_d<D>(s, k_addr, q_addr);
-    ptx::wgmma_commit();
-    issue_product_over_d<D>(dp, v_addr, do_addr);
-    ptx::wgmma_commit();
-
+    auto visible = [&](int idx) {  // idx = 4 jj + 2 half + e
+      const int col = 8 * (idx >> 2) + 2 * (l & 3) + (idx & 1), r = r0 + 8 * ((idx >> 1) & 1);
+      return (col < lim_q) & (r < lim_k) & (!causal | (r <= col + lim_c));
+    };
     // P^T while dP^T is still on the tensor cores: entry idx is (kv row r0 / r0+8, q column col).
     ptx::wgmma_wait<1>();
     ptx::fence_acc(s);
@@ -395,20 +441,21 @@ __device__ __forceinline__ void dkv_body(const P& p) {
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const int col = 8 * jj + 2 * (l & 3) + e;
-        const float lse_l2 = __shfl_sync(0xFFFFFFFFu, jj < 4 ? lse_lo : lse_hi, col & 31) * kLog2e;
+        const float lse_l2 = __shfl_sync(0xFFFFFFFFu, jj < 4 ? lse_lo : lse_hi, col & 31);
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
           const int idx = 4 * jj + 2 * half + e;
-          const int r = r0 + 8 * half;
-          const bool vis = full || (col < lim_q && r < lim_k && (!causal || r <= col + lim_c));
-          s[idx] = vis ? ex2(fmaf(s[idx], p.scale_log2, -lse_l2)) : -0.0f;  // -0: masked
+          s[idx] = ex2(fmaf(s[idx], scale_log2, -lse_l2));
         }
       }
     }
+    if (!full) {  // masked entries: P = 0 (a uniform branch; selects inside)
+#pragma unroll
+      for (int idx = 0; idx < 32; ++idx) s[idx] = visible(idx) ? s[idx] : 0.0f;
+    }
     ptx::wgmma_wait<0>();
     ptx::fence_acc(dp);
-    // dS^T = P^T (dP^T - delta) * scale (0 where P is masked); Pq = E4M3(P * p_scale) as bf16 A fragments.
-    uint32_t pa[4][4], da[4][4];
+    // dS^T = P^T (dP^T - delta) * scale, exactly 0 where masked whatever dP is.
 #pragma unroll
     for (int jj = 0; jj < 8; ++jj) {
 #pragma unroll
@@ -417,14 +464,23 @@ __device__ __forceinline__ void dkv_body(const P& p) {
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
           const int idx = 4 * jj + 2 * half + e;
-          dp[idx] = __fmul_rn(__fmul_rn(s[idx], __fsub_rn(dp[idx], delta)), p.softmax_scale);
-          if (__float_as_uint(s[idx]) == 0x80000000u) dp[idx] = 0.0f;  // masked: exactly 0, whatever dP is
+          dp[idx] = __fmul_rn(__fmul_rn(s[idx], __fsub_rn(dp[idx], delta)), softmax_scale);
         }
       }
     }
+    if (!full) {
+#pragma unroll
+      for (int idx = 0; idx < 32; ++idx) dp[idx] = visible(idx) ? dp[idx] : 0.0f;
+    }
+    // Pq = E4M3(P * p_scale) as bf16 A fragments.
 #pragma unroll
     for (int q = 0; q < 16; ++q)
-      pa[q >> 2][q & 3] = e4m3_round_bf16x2(__fmul_rn(s[2 * q], p.p_scale), __fmul_rn(s[2 * q + 1], p.p_scale));
+      pa[q >> 2][q & 3] = e4m3_round_bf16x2(__fmul_rn(s[2 * q], p_scale), __fmul_rn(s[2 * q + 1], p_scale));
+  };
+  // dV += Pq^T dO_col, dK += q(dS^T) Q_col of step it; with kNext, start step it+1.
+  auto back = [&](int64_t it, auto next_tag) {
+    constexpr bool kNext = decltype(next_tag)::value;
+    const uint32_t qc_addr = stage_addr(it) + 2 * kStepTile, doc_addr = qc_addr + kStepTile;
     // dV's products start while dS is quantized on the CUDA cores.
     ptx::wgmma_fence();
 #pragma unroll
@@ -435,16 +491,35 @@ __device__ __forceinline__ void dkv_body(const P& p) {
 #pragma unroll
     for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dk, da[k], desc(qc_addr + k * 32), 1);
     ptx::wgmma_commit();
-    ptx::wgmma_wait<0>();
-    ptx::fence_acc(dv);
-    ptx::fence_acc(dk);
+    if constexpr (kNext) {
+      ptx::wgmma_wait<1>();  // dV done: its A registers are free
 #pragma unroll
-    for (int k = 0; k < 4; ++k) {  // the A registers stay live until the wgmmas reading them are done
-      ptx::fence_regs(pa[k]);
-      ptx::fence_regs(da[k]);
+      for (int k = 0; k < 4; ++k) ptx::fence_regs(pa[k]);
+      issue_s(it + 1);
+      ptx::wgmma_wait<1>();  // dK done: the stage and dK's A registers are free
+#pragma unroll
+      for (int k = 0; k < 4; ++k) ptx::fence_regs(da[k]);
+      if (it + kStages < n_iters) bar_arrive(kBarEmpty + static_cast<int>(it & 1), kThreads);
+      issue_dp(it + 1);
+      front(it + 1);
+    } else {
+      ptx::wgmma_wait<0>();
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {  // the A registers stay live until the wgmmas reading them are done
+        ptx::fence_regs(pa[k]);
+        ptx::fence_regs(da[k]);
+      }
     }
-    if (it + kStages < n_iters) bar_arrive(kBarEmpty + st, kThreads);
+  };
+  if (n_iters > 0) {  // one block, so ptxas sees every wgmma retired before the epilogue
+    issue_s(0);
+    issue_dp(0);
+    front(0);
+    for (int64_t it = 0; it + 1 < n_iters; ++it) back(it, std::true_type{});
+    back(n_iters - 1, std::false_type{});
   }
+  ptx::fence_acc(dv);
+  ptx::fence_acc(dk);
 
   // Epilogue: bf16 pairs straight from the accumulators; rows past the sequence are not written.
 #pragma unroll
@@ -472,7 +547,7 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
   uint8_t* q_tile = smem;
   uint8_t* do_tile = q_tile + kRowTile;
   uint8_t* stage0 = do_tile + kRowTile;  // per stage: K, V, K_col^T (bf16)
-  float* small = reinterpret_cast<float*>(stage0 + kStages * 3 * kStepTile);  // lse [128], delta [128]
+  float* small = reinterpret_cast<float*>(stage0 + kDqStages * 3 * kStepTile);  // lse [128], delta [128]
 
   const int tid = threadIdx.x;
   const int64_t b = blockIdx.z, h = blockIdx.y, hk = h / p.group;
@@ -507,25 +582,26 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
   if (tid >= kMathThreads) {
     ptx::setmaxnreg_dec<40>();
     const int t = tid - kMathThreads;
+    int st = 0;  // it % kDqStages
     for (int64_t it = 0; it < n_iters; ++it) {
-      const int st = static_cast<int>(it & 1);
-      if (it >= 1) {
+      if (it >= 1) {  // publish step it-1 as soon as it has landed, before waiting for a free stage
         ptx::cp_async_wait<0>();
         ptx::fence_proxy_async_shared();
-        bar_arrive(kBarFull + ((it - 1) & 1), kThreads);
+        bar_arrive(kBarFull + (st == 0 ? kDqStages - 1 : st - 1), kThreads);
       }
-      if (it >= kStages) bar_sync(kBarEmpty + st, kThreads);
+      if (it >= kDqStages) bar_sync(kBarEmpty + st, kThreads);
       const int64_t j0 = it * kStep;
       uint8_t* stg = stage0 + st * 3 * kStepTile;
       copy_rows<kStep, D, 128>(stg, p.w_k + (bhk * p.skv_pad + j0) * D, t);
       copy_rows<kStep, D, 128>(stg + kStepTile, p.w_v + (bhk * p.skv_pad + j0) * D, t);
       copy_cols<D>(stg + 2 * kStepTile, p.w_kt + bhk * D * p.skv_pad + j0, p.skv_pad, t);
       ptx::cp_async_commit();
+      st = st + 1 == kDqStages ? 0 : st + 1;
     }
     if (n_iters > 0) {
       ptx::cp_async_wait<0>();
       ptx::fence_proxy_async_shared();
-      bar_arrive(kBarFull + ((n_iters - 1) & 1), kThreads);
+      bar_arrive(kBarFull + (st == 0 ? kDqStages - 1 : st - 1), kThreads);
     }
     return;
   }
@@ -540,56 +616,60 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
   const uint32_t q_addr = ptx::smem_addr(q_tile) + wg * 64 * 128;
   const uint32_t do_addr = ptx::smem_addr(do_tile) + wg * 64 * 128;
   const int lim_i = clamp32(lq - iw);
+  // 32-bit loop state (fewer live registers next to two S/dP sets): lengths and offsets fit easily.
+  const bool rows_full = iw + 64 <= lq;
+  const int lk32 = clamp32(lk), ioff32 = clamp32(iw + off), n_it = static_cast<int>(n_iters);
   const bool causal = p.mask != MXQ_ATTN_MASK_NONE;
+  const float scale_log2 = p.scale_log2, softmax_scale = p.softmax_scale;
   float dq[D / 2];
 #pragma unroll
   for (int i = 0; i < D / 2; ++i) dq[i] = 0.0f;
 
-  for (int64_t it = 0; it < n_iters; ++it) {
-    const int st = static_cast<int>(it & 1);
-    const int64_t jbase = it * kStep;
-    const uint32_t k_addr = ptx::smem_addr(stage0 + st * 3 * kStepTile);
-    const uint32_t v_addr = k_addr + kStepTile, kc_addr = k_addr + 2 * kStepTile;
-    // Tile-local mask: entry (row r, column c) is visible iff r < lim_i, c < lim_j and (no mask or c <= r + lim_c).
-    const bool full = iw + 64 <= lq && jbase + kStep <= lk && (!causal || jbase + kStep - 1 <= iw + off);
-    const int lim_j = clamp32(lk - jbase), lim_c = clamp32(iw + off - jbase);
+  // Software pipeline per warpgroup, two S/dP register sets: S and dP of step it+1 are issued
+  // before the elementwise work of step it, so that work overlaps them on the tensor cores. Each
+  // loop body ends with every wgmma retired (ptxas keeps wgmmas asynchronous only when nothing is in
+  // flight across the back edge); a stage is released after the body that read it last, so with
+  // three stages the producer runs a full step ahead of the FULL wait.
+  float sA[32], dpA[32], sB[32], dpB[32];
+  uint32_t da[4][4];
+  auto issue_sdp = [&](int it, float (&s_)[32], float (&dp_)[32]) {
+    const int st = it % kDqStages;
     bar_sync(kBarFull + st, kThreads);
-
-    float s[32], dp[32];
+    const uint32_t k_addr = ptx::smem_addr(stage0 + st * 3 * kStepTile), v_addr = k_addr + kStepTile;
     ptx::wgmma_fence();
-    issue_product_over_d<D>(s, q_addr, k_addr);
+    issue_product_over_d<D>(s_, q_addr, k_addr);
+    issue_product_over_d<D>(dp_, do_addr, v_addr);
     ptx::wgmma_commit();
-    issue_product_over_d<D>(dp, do_addr, v_addr);
-    ptx::wgmma_commit();
-
-    // P while dP is still on the tensor cores.
-    ptx::wgmma_wait<1>();
-    ptx::fence_acc(s);
+  };
+  auto body = [&](int it, float (&s)[32], float (&dp)[32], float (&sn)[32], float (&dpn)[32], auto next_tag) {
+    constexpr bool kNext = decltype(next_tag)::value;
+    if constexpr (kNext) issue_sdp(it + 1, sn, dpn);
+    const int st = it % kDqStages;
+    const uint32_t kc_addr = ptx::smem_addr(stage0 + st * 3 * kStepTile) + 2 * kStepTile;
+    const int jbase = it * kStep;
+    // Tile-local mask: entry (row r, column c) is visible iff r < lim_i, c < lim_j and (no mask or c <= r + lim_c).
+    const bool full = rows_full && jbase + kStep <= lk32 && (!causal || jbase + kStep - 1 <= ioff32);
+    const int lim_j = lk32 - jbase, lim_c = ioff32 - jbase;
+    auto visible = [&](int idx) {  // idx = 4 jj + 2 half + e
+      const int c = 8 * (idx >> 2) + 2 * (l & 3) + (idx & 1), r = r0 + 8 * ((idx >> 1) & 1);
+      return (r < lim_i) & (c < lim_j) & (!causal | (c <= r + lim_c));
+    };
 #pragma unroll
-    for (int jj = 0; jj < 8; ++jj) {
+    for (int idx = 0; idx < 32; ++idx) s[idx] = ex2(fmaf(s[idx], scale_log2, -((idx & 2) ? lse_b : lse_a)));
+    if (!full) {  // masked entries: P = 0 (a uniform branch; selects inside)
 #pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int c = 8 * jj + 2 * (l & 3) + e;
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          const int idx = 4 * jj + 2 * half + e;
-          const int r = r0 + 8 * half;
-          const bool vis = full || (r < lim_i && c < lim_j && (!causal || c <= r + lim_c));
-          s[idx] = vis ? ex2(fmaf(s[idx], p.scale_log2, -(half ? lse_b : lse_a))) : -0.0f;  // -0: masked
-        }
-      }
+      for (int idx = 0; idx < 32; ++idx) s[idx] = visible(idx) ? s[idx] : 0.0f;
     }
-    ptx::wgmma_wait<0>();
-    ptx::fence_acc(dp);
 #pragma unroll
     for (int idx = 0; idx < 32; ++idx) {
       const float delta = (idx & 2) ? dl_b : dl_a;  // idx = 4 jj + 2 half + e
-      dp[idx] = __fmul_rn(__fmul_rn(s[idx], __fsub_rn(dp[idx], delta)), p.softmax_scale);
-      if (__float_as_uint(s[idx]) == 0x80000000u) dp[idx] = 0.0f;  // masked: exactly 0, whatever dP is
+      dp[idx] = __fmul_rn(__fmul_rn(s[idx], __fsub_rn(dp[idx], delta)), softmax_scale);
     }
-    uint32_t da[4][4];
+    if (!full) {  // masked: exactly 0, whatever dP is
+#pragma unroll
+      for (int idx = 0; idx < 32; ++idx) dp[idx] = visible(idx) ? dp[idx] : 0.0f;
+    }
     mx_rows_to_frags(dp, da);
-
     ptx::wgmma_fence();
 #pragma unroll
     for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dq, da[k], desc(kc_addr + k * 32), 1);
@@ -598,7 +678,38 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
     ptx::fence_acc(dq);
 #pragma unroll
     for (int k = 0; k < 4; ++k) ptx::fence_regs(da[k]);
-    if (it + kStages < n_iters) bar_arrive(kBarEmpty + st, kThreads);
+    if constexpr (kNext) {
+      ptx::fence_acc(sn);
+      ptx::fence_acc(dpn);
+    }
+    if (it + kDqStages < n_it) bar_arrive(kBarEmpty + st, kThreads);
+  };
+  if constexpr (D > 64) {
+    // At D = 128 the second S/dP set does not fit next to dQ (ptxas serializes the wgmmas): one
+    // step at a time, the other warpgroup overlapping.
+    for (int it = 0; it < n_it; ++it) {
+      issue_sdp(it, sA, dpA);
+      ptx::wgmma_wait<0>();
+      ptx::fence_acc(sA);
+      ptx::fence_acc(dpA);
+      body(it, sA, dpA, sB, dpB, std::false_type{});
+    }
+  } else if (n_it > 0) {  // one block, so ptxas sees every wgmma retired before the epilogue
+    issue_sdp(0, sA, dpA);
+    ptx::wgmma_wait<0>();
+    ptx::fence_acc(sA);
+    ptx::fence_acc(dpA);
+    int it = 0;
+    for (; it + 2 < n_it; it += 2) {
+      body(it, sA, dpA, sB, dpB, std::true_type{});
+      body(it + 1, sB, dpB, sA, dpA, std::true_type{});
+    }
+    if (it + 1 < n_it) {
+      body(it, sA, dpA, sB, dpB, std::true_type{});
+      body(it + 1, sB, dpB, sA, dpA, std::false_type{});
+    } else {
+      body(it, sA, dpA, sB, dpB, std::false_type{});
+    }
   }
 
 #pragma unroll

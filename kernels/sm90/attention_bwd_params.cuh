@@ -66,7 +66,8 @@ struct AttnBwdSm90Params {
 constexpr int kAttnBwdThreads = 384;
 constexpr int kAttnBwdRowsPerCta = 128;  // kv rows (dK/dV kernel) or q rows (dQ kernel) per CTA
 constexpr int kAttnBwdStepRows = 64;     // q rows (dK/dV) or kv rows (dQ) per pipeline step
-constexpr int kAttnBwdStages = 2;
+constexpr int kAttnBwdStages = 2;    // dK/dV kernel
+constexpr int kAttnBwdDqStages = 3;  // dQ kernel: a stage is held until the next step's dQ product is done
 constexpr int kAttnBwdDeltaThreads = 256;
 constexpr int kAttnBwdPrepThreads = 256;
 constexpr int kAttnBwdPrepOperands = 7;  // Q, dO, K, V along D; Q, dO, K along S
@@ -74,13 +75,13 @@ constexpr int kAttnBwdPrepOperands = 7;  // Q, dO, K, V along D; Q, dO, K along 
 // Dynamic shared memory of each kernel for head dimension d (1 KiB alignment slack included):
 // dK/dV: resident K, V [128 x d] bf16; per stage Q, dO [64 x d] and Q_col^T, dO_col^T [d x 64] bf16
 //        and the stage's LSE/delta (2 x 64 fp32).
-// dQ:    resident Q, dO [128 x d] bf16 and LSE/delta of the 128 rows; per stage K, V [64 x d] and
+// dQ:    resident Q, dO [128 x d] bf16 and LSE/delta of the 128 rows; per stage (3) K, V [64 x d] and
 //        K_col^T [d x 64] bf16.
 constexpr int64_t attn_bwd_dkv_smem_bytes(int64_t d) {
   return 1024 + 2 * kAttnBwdRowsPerCta * d * 2 + kAttnBwdStages * (4 * kAttnBwdStepRows * d * 2 + 2 * kAttnBwdStepRows * 4);
 }
 constexpr int64_t attn_bwd_dq_smem_bytes(int64_t d) {
-  return 1024 + 2 * kAttnBwdRowsPerCta * d * 2 + 2 * kAttnBwdRowsPerCta * 4 + kAttnBwdStages * 3 * kAttnBwdStepRows * d * 2;
+  return 1024 + 2 * kAttnBwdRowsPerCta * d * 2 + 2 * kAttnBwdRowsPerCta * 4 + kAttnBwdDqStages * 3 * kAttnBwdStepRows * d * 2;
 }
 
 }  // namespace mxq
