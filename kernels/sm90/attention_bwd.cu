@@ -641,9 +641,18 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
     issue_product_over_d<D>(dp_, do_addr, v_addr);
     ptx::wgmma_commit();
   };
-  auto body = [&](int it, float (&s)[32], float (&dp)[32], float (&sn)[32], float (&dpn)[32], auto next_tag) {
-    constexpr bool kNext = decltype(next_tag)::value;
-    if constexpr (kNext) issue_sdp(it + 1, sn, dpn);
+  // kMode 0: the last step; 1: S and dP of step it+1 (into sn, dpn) are issued first; 2 (D = 128,
+  // where a second dP set does not fit): S of step it+1 first, dP of step it+1 into dp after dQ.
+  auto body = [&](int it, float (&s)[32], float (&dp)[32], float (&sn)[32], float (&dpn)[32], auto mode_tag) {
+    constexpr int kMode = decltype(mode_tag)::value;
+    if constexpr (kMode == 1) issue_sdp(it + 1, sn, dpn);
+    if constexpr (kMode == 2) {
+      const int stn = (it + 1) % kDqStages;
+      bar_sync(kBarFull + stn, kThreads);
+      ptx::wgmma_fence();
+      issue_product_over_d<D>(sn, q_addr, ptx::smem_addr(stage0 + stn * 3 * kStepTile));
+      ptx::wgmma_commit();
+    }
     const int st = it % kDqStages;
     const uint32_t kc_addr = ptx::smem_addr(stage0 + st * 3 * kStepTile) + 2 * kStepTile;
     const int jbase = it * kStep;
@@ -674,25 +683,41 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
 #pragma unroll
     for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dq, da[k], desc(kc_addr + k * 32), 1);
     ptx::wgmma_commit();
+    if constexpr (kMode == 2) {
+      ptx::wgmma_fence();
+      issue_product_over_d<D>(dp, do_addr, ptx::smem_addr(stage0 + ((it + 1) % kDqStages) * 3 * kStepTile) + kStepTile);
+      ptx::wgmma_commit();
+    }
     ptx::wgmma_wait<0>();
     ptx::fence_acc(dq);
 #pragma unroll
     for (int k = 0; k < 4; ++k) ptx::fence_regs(da[k]);
-    if constexpr (kNext) {
+    if constexpr (kMode != 0) {
       ptx::fence_acc(sn);
       ptx::fence_acc(dpn);
     }
     if (it + kDqStages < n_it) bar_arrive(kBarEmpty + st, kThreads);
   };
+  using Last = std::integral_constant<int, 0>;
+  using Both = std::integral_constant<int, 1>;
+  using SOnly = std::integral_constant<int, 2>;
   if constexpr (D > 64) {
-    // At D = 128 the second S/dP set does not fit next to dQ (ptxas serializes the wgmmas): one
-    // step at a time, the other warpgroup overlapping.
-    for (int it = 0; it < n_it; ++it) {
-      issue_sdp(it, sA, dpA);
+    if (n_it > 0) {  // one block, so ptxas sees every wgmma retired before the epilogue
+      issue_sdp(0, sA, dpA);
       ptx::wgmma_wait<0>();
       ptx::fence_acc(sA);
       ptx::fence_acc(dpA);
-      body(it, sA, dpA, sB, dpB, std::false_type{});
+      int it = 0;
+      for (; it + 2 < n_it; it += 2) {
+        body(it, sA, dpA, sB, dpA, SOnly{});
+        body(it + 1, sB, dpA, sA, dpA, SOnly{});
+      }
+      if (it + 1 < n_it) {
+        body(it, sA, dpA, sB, dpA, SOnly{});
+        body(it + 1, sB, dpA, sA, dpA, Last{});
+      } else {
+        body(it, sA, dpA, sB, dpA, Last{});
+      }
     }
   } else if (n_it > 0) {  // one block, so ptxas sees every wgmma retired before the epilogue
     issue_sdp(0, sA, dpA);
@@ -701,14 +726,14 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
     ptx::fence_acc(dpA);
     int it = 0;
     for (; it + 2 < n_it; it += 2) {
-      body(it, sA, dpA, sB, dpB, std::true_type{});
-      body(it + 1, sB, dpB, sA, dpA, std::true_type{});
+      body(it, sA, dpA, sB, dpB, Both{});
+      body(it + 1, sB, dpB, sA, dpA, Both{});
     }
     if (it + 1 < n_it) {
-      body(it, sA, dpA, sB, dpB, std::true_type{});
-      body(it + 1, sB, dpB, sA, dpA, std::false_type{});
+      body(it, sA, dpA, sB, dpB, Both{});
+      body(it + 1, sB, dpB, sA, dpA, Last{});
     } else {
-      body(it, sA, dpA, sB, dpB, std::false_type{});
+      body(it, sA, dpA, sB, dpB, Last{});
     }
   }
 
