@@ -24,9 +24,17 @@
 //    no fp32 dQ workspace, the same bits every run (the deterministic attribute holds trivially).
 //  - delta = rowsum(dO * O) from the bf16 copies is a tiny pre-kernel into the workspace.
 //  - Warp specialization: one producer warpgroup copies the next step's bf16 tiles with cp.async into
-//    a double-buffered, 128-byte-swizzled stage and signals through named barriers; the two math
-//    warpgroups (64 rows each) issue wgmma and do the elementwise work. setmaxnreg moves registers
-//    from the producer to the math warpgroups, which hold dK and dV (or dQ) in registers.
+//    128-byte-swizzled stages (2 for dK/dV, 3 for dQ) and signals through named barriers; the two
+//    math warpgroups (64 rows each) issue wgmma and do the elementwise work. setmaxnreg moves
+//    registers from the producer to the math warpgroups, which hold dK and dV (or dQ) in registers.
+//  - Software pipelining inside each math warpgroup, limited by registers and by ptxas keeping
+//    wgmmas asynchronous only when none is in flight across a loop's back edge (so each loop body
+//    retires what it issued): dK/dV issues S^T of the next step as soon as dV is done and dP^T
+//    once dK is done, then computes P^T, dS^T of the next step in the same body; dQ issues S and dP
+//    of the next step (D = 64: a second register set) or S only (D = 128: dP of the next step goes
+//    out behind dQ) before the elementwise work of the current one.
+//  - The elementwise code is straight-line: masks are applied by a second pass of selects only on
+//    tiles that need them (a uniform branch), and the MXFP8 scale of dS is computed with selects.
 //  - P and dS go from the accumulator of one wgmma straight into the A registers of the next
 //    (kernels/ptx/wgmma_bf16.cuh): the fp32 accumulator pairs of columns 16k..16k+15 are the A
 //    fragment of K step k. The 32-blocks of the dS quantization (32 columns of the accumulator row)
@@ -625,11 +633,11 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
 #pragma unroll
   for (int i = 0; i < D / 2; ++i) dq[i] = 0.0f;
 
-  // Software pipeline per warpgroup, two S/dP register sets: S and dP of step it+1 are issued
-  // before the elementwise work of step it, so that work overlaps them on the tensor cores. Each
-  // loop body ends with every wgmma retired (ptxas keeps wgmmas asynchronous only when nothing is in
-  // flight across the back edge); a stage is released after the body that read it last, so with
-  // three stages the producer runs a full step ahead of the FULL wait.
+  // Software pipeline per warpgroup: S (and at D = 64 dP, in a second register set) of step it+1
+  // is issued before the elementwise work of step it, so that work overlaps it on the tensor cores.
+  // Each loop body ends with every wgmma retired (ptxas keeps wgmmas asynchronous only when nothing
+  // is in flight across the back edge); a stage is released after the body that read it last, so
+  // with three stages the producer runs a full step ahead of the FULL wait.
   float sA[32], dpA[32], sB[32], dpB[32];
   uint32_t da[4][4];
   auto issue_sdp = [&](int it, float (&s_)[32], float (&dp_)[32]) {
