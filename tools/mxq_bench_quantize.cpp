@@ -8,6 +8,10 @@
 //
 //   mxq_bench_quantize                      the shapes and variants
 //   mxq_bench_quantize M K [iters]          one shape, every variant
+//   ... --only both,colwise trans            only the variants whose name contains one of the
+//                                            comma-separated substrings
+//   ... --exp ring,d3                        each variant once per value of MXQ_QUANT_EXP
+//                                            (TEMPORARY: the quantize kernel experiment switch)
 //   ... --torch tools/bench_quantize_torch.py   then runs the torch.compile peer on the same shapes
 //                                               in the same process tree (same GPU state)
 #include <dlfcn.h>
@@ -93,6 +97,28 @@ std::vector<int32_t> uneven_ends(int64_t m, int64_t g) {
   return ends;
 }
 
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at <= s.size()) {
+    const size_t e = s.find(',', at);
+    const std::string part = s.substr(at, e == std::string::npos ? std::string::npos : e - at);
+    if (!part.empty()) out.push_back(part);
+    if (e == std::string::npos) break;
+    at = e + 1;
+  }
+  return out;
+}
+
+std::vector<std::string> g_only, g_exp;
+
+bool selected(const char* name) {
+  if (g_only.empty()) return true;
+  for (const auto& o : g_only)
+    if (std::string(name).find(o) != std::string::npos) return true;
+  return false;
+}
+
 void bench_shape(mxqHandle_t h, int64_t m, int64_t k, int iters, const DevMem& flush) {
   const size_t in_bytes = static_cast<size_t>(m * k) * 2;  // bf16
   DevMem x(in_bytes);
@@ -106,8 +132,13 @@ void bench_shape(mxqHandle_t h, int64_t m, int64_t k, int iters, const DevMem& f
       ck(cu.cuMemcpyHtoD(x.p + off, host.data(), std::min(tile, in_bytes - off)), "cuMemcpyHtoD");
   }
   std::printf("\n%lld x %lld bf16 -> e4m3 (RCEIL)\n", static_cast<long long>(m), static_cast<long long>(k));
-  std::printf("  %-26s %10s %9s %9s %9s %7s\n", "variant", "bytes(MB)", "time(us)", "TB/s", "copy TB/s", "ratio");
-  for (const Variant& v : kVariants) {
+  std::printf("  %-32s %10s %9s %9s %9s %7s\n", "variant", "bytes(MB)", "time(us)", "TB/s", "copy TB/s", "ratio");
+  std::vector<std::string> exps = g_exp.empty() ? std::vector<std::string>{""} : g_exp;
+  for (const Variant& v : kVariants)
+   for (const std::string& exp : exps) {
+    if (!selected(v.name)) continue;
+    if (!exp.empty()) setenv("MXQ_QUANT_EXP", exp.c_str(), 1);
+    const std::string label = exp.empty() ? std::string(v.name) : std::string(v.name) + " [" + exp + "]";
     mxqQuantizePlan_t plan = nullptr;
     ckq(mxqQuantizePlanCreate(h, &plan), "mxqQuantizePlanCreate");
     set<int32_t>(plan, MXQ_QUANTIZE_ATTR_DIRECTION, v.direction);
@@ -158,7 +189,7 @@ void bench_shape(mxqHandle_t h, int64_t m, int64_t k, int iters, const DevMem& f
                                iters, flush);
     const double bw_q = static_cast<double>(moved) / (t_q * 1e-3) / 1e12;
     const double bw_c = static_cast<double>(2 * half) / (t_c * 1e-3) / 1e12;
-    std::printf("  %-26s %10.1f %9.1f %9.3f %9.3f %7.3f\n", v.name, static_cast<double>(moved) / 1e6, t_q * 1e3, bw_q,
+    std::printf("  %-32s %10.1f %9.1f %9.3f %9.3f %7.3f\n", label.c_str(), static_cast<double>(moved) / 1e6, t_q * 1e3, bw_q,
                 bw_c, t_c / t_q);
     std::fflush(stdout);
     ckq(mxqQuantizePlanDestroy(plan), "mxqQuantizePlanDestroy");
@@ -173,6 +204,8 @@ int main(int argc, char** argv) {
   std::string torch_script;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--torch" && i + 1 < argc) torch_script = argv[++i];
+    else if (std::string(argv[i]) == "--only" && i + 1 < argc) g_only = split_commas(argv[++i]);
+    else if (std::string(argv[i]) == "--exp" && i + 1 < argc) g_exp = split_commas(argv[++i]);
     else pos.push_back(argv[i]);
   }
   load_driver();
