@@ -137,7 +137,12 @@ void bench_shape(mxqHandle_t h, int64_t m, int64_t k, int iters, const DevMem& f
   for (const Variant& v : kVariants)
    for (const std::string& exp : exps) {
     if (!selected(v.name)) continue;
-    if (!exp.empty()) setenv("MXQ_QUANT_EXP", exp.c_str(), 1);
+    if (!exp.empty()) {
+      // "name" or "name/R": MXQ_QUANT_EXP=name, MXQ_QUANT_RASTER=R
+      const size_t sl = exp.find('/');
+      setenv("MXQ_QUANT_EXP", exp.substr(0, sl).c_str(), 1);
+      setenv("MXQ_QUANT_RASTER", sl == std::string::npos ? "0" : exp.substr(sl + 1).c_str(), 1);
+    }
     const std::string label = exp.empty() ? std::string(v.name) : std::string(v.name) + " [" + exp + "]";
     mxqQuantizePlan_t plan = nullptr;
     ckq(mxqQuantizePlanCreate(h, &plan), "mxqQuantizePlanCreate");

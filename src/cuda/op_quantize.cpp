@@ -253,6 +253,11 @@ class QuantizeOp final : public OpImpl {
       check(driver().cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(p.amax), 0, sizeof(float),
                                      reinterpret_cast<CUstream>(stream)),
             "quantize: clearing amax");
+    // TEMPORARY experiment: MXQ_QUANT_RASTER=R bands the tile order of the persistent tile kernels.
+    if (uses_ring(d_) && !grouped(d_)) {
+      const char* r = std::getenv("MXQ_QUANT_RASTER");
+      p.raster_rows = r ? std::atoi(r) : 0;
+    }
     if (tma_ && vec) {
       QuantizeTmaParams tp{};
       tp.q = p;
