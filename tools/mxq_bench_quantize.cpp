@@ -8,10 +8,8 @@
 //
 //   mxq_bench_quantize                      the issue's shapes and variants
 //   mxq_bench_quantize M K [iters]          one shape, every variant
-//   ... --only both,colwise trans            only the variants whose name contains one of the
-//                                            comma-separated substrings
-//   ... --exp ring,d3                        each variant once per value of MXQ_QUANT_EXP
-//                                            (TEMPORARY: the quantize kernel experiment switch)
+//   ... --only both,colwise                 only the variants whose name contains one of the
+//                                           comma-separated substrings
 //   ... --torch tools/bench_quantize_torch.py   then runs the torch.compile peer on the same shapes
 //                                               in the same process tree (same GPU state)
 #include <dlfcn.h>
@@ -110,7 +108,7 @@ std::vector<std::string> split_commas(const std::string& s) {
   return out;
 }
 
-std::vector<std::string> g_only, g_exp;
+std::vector<std::string> g_only;
 
 bool selected(const char* name) {
   if (g_only.empty()) return true;
@@ -132,18 +130,9 @@ void bench_shape(mxqHandle_t h, int64_t m, int64_t k, int iters, const DevMem& f
       ck(cu.cuMemcpyHtoD(x.p + off, host.data(), std::min(tile, in_bytes - off)), "cuMemcpyHtoD");
   }
   std::printf("\n%lld x %lld bf16 -> e4m3 (RCEIL)\n", static_cast<long long>(m), static_cast<long long>(k));
-  std::printf("  %-32s %10s %9s %9s %9s %7s\n", "variant", "bytes(MB)", "time(us)", "TB/s", "copy TB/s", "ratio");
-  std::vector<std::string> exps = g_exp.empty() ? std::vector<std::string>{""} : g_exp;
-  for (const Variant& v : kVariants)
-   for (const std::string& exp : exps) {
+  std::printf("  %-26s %10s %9s %9s %9s %7s\n", "variant", "bytes(MB)", "time(us)", "TB/s", "copy TB/s", "ratio");
+  for (const Variant& v : kVariants) {
     if (!selected(v.name)) continue;
-    if (!exp.empty()) {
-      // "name" or "name/R": MXQ_QUANT_EXP=name, MXQ_QUANT_RASTER=R
-      const size_t sl = exp.find('/');
-      setenv("MXQ_QUANT_EXP", exp.substr(0, sl).c_str(), 1);
-      setenv("MXQ_QUANT_RASTER", sl == std::string::npos ? "0" : exp.substr(sl + 1).c_str(), 1);
-    }
-    const std::string label = exp.empty() ? std::string(v.name) : std::string(v.name) + " [" + exp + "]";
     mxqQuantizePlan_t plan = nullptr;
     ckq(mxqQuantizePlanCreate(h, &plan), "mxqQuantizePlanCreate");
     set<int32_t>(plan, MXQ_QUANTIZE_ATTR_DIRECTION, v.direction);
@@ -194,7 +183,7 @@ void bench_shape(mxqHandle_t h, int64_t m, int64_t k, int iters, const DevMem& f
                                iters, flush);
     const double bw_q = static_cast<double>(moved) / (t_q * 1e-3) / 1e12;
     const double bw_c = static_cast<double>(2 * half) / (t_c * 1e-3) / 1e12;
-    std::printf("  %-32s %10.1f %9.1f %9.3f %9.3f %7.3f\n", label.c_str(), static_cast<double>(moved) / 1e6, t_q * 1e3, bw_q,
+    std::printf("  %-26s %10.1f %9.1f %9.3f %9.3f %7.3f\n", v.name, static_cast<double>(moved) / 1e6, t_q * 1e3, bw_q,
                 bw_c, t_c / t_q);
     std::fflush(stdout);
     ckq(mxqQuantizePlanDestroy(plan), "mxqQuantizePlanDestroy");
@@ -210,7 +199,6 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--torch" && i + 1 < argc) torch_script = argv[++i];
     else if (std::string(argv[i]) == "--only" && i + 1 < argc) g_only = split_commas(argv[++i]);
-    else if (std::string(argv[i]) == "--exp" && i + 1 < argc) g_exp = split_commas(argv[++i]);
     else pos.push_back(argv[i]);
   }
   load_driver();

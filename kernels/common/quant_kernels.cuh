@@ -443,12 +443,10 @@ __device__ __forceinline__ void quantize_rowwise(const QuantizeParams& p) {
 
 // ---- the tiled kernel ----------------------------------------------------------------------------
 
-// Epilogue of a shared-memory tile: the rowwise and columnwise scale tiles, then (with_data) the staged
-// columnwise FP8 tile as whole 16-byte row pieces (scalar stores for ragged or unaligned tiles). The
-// sm_90 TMA kernel that stores the FP8 bytes from registers passes with_data = false.
+// Epilogue of a shared-memory tile: the rowwise and columnwise scale tiles, then the staged columnwise
+// FP8 tile as whole 16-byte row pieces (scalar stores for ragged or unaligned tiles).
 __device__ __forceinline__ void tiled_epilogue(const QuantizeParams& p, const QuantTile& t, const GroupMeta& meta,
-                                               const uint8_t* s_out, const uint8_t* s_rs, const uint8_t* s_cs,
-                                               bool with_data = true) {
+                                               const uint8_t* s_out, const uint8_t* s_rs, const uint8_t* s_cs) {
   const int tid = threadIdx.x;
   const bool row = (p.flags & kQuantRowwise) != 0;
   const bool col = (p.flags & kQuantColwise) != 0;
@@ -474,7 +472,6 @@ __device__ __forceinline__ void tiled_epilogue(const QuantizeParams& p, const Qu
       for (int64_t k = tid; k < tail * t.ncols; k += kQuantThreads)
         cs[(t.c0 + k / tail) * p.col_scale_ld + meta.total_cols + k % tail] = 0;
     }
-    if (!with_data) return;
     const int warp = tid >> 5, lane = tid & 31;
     if (transposed) {
       // Row c0 + k of the [cols, rows] output holds bytes r0 .. r0 + nrows - 1 of this tile.

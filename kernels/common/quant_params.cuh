@@ -39,11 +39,6 @@ struct QuantizeParams {
   int64_t col_scale_ld, col_scale_bstride;
   int32_t mode;              // mxqScaleMode_t
   int32_t flags;             // QuantizeFlags
-  // Ungrouped tile order (quant_tile): 0 or 1 row-major over tiles; R > 1 cuts the tile rows into
-  // bands of R and walks each band column by column, so the tiles in flight at once form an
-  // R x (in flight / R) patch instead of one or two tile rows.
-  int32_t raster_rows;
-  int32_t pad0;
 };
 
 enum QuantizeFlags : int32_t {

@@ -102,14 +102,16 @@ __device__ __forceinline__ void ring_rowwise(const QuantizeParams& p, const Quan
   }
 }
 
-// The quantization of one unit of pass B: two adjacent columns of one 32-row block, read as 32 packed
-// 32-bit words from `col` (row pitch kRingRowBytes). FP8 codes of the low / high column in qlo / qhi
-// (4 rows per word, row order), their scale bytes in elo / ehi; the block maxima fold into amax_all.
-// Also used by the sm_90 TMA kernel (kernels/sm90/quant_tma.cuh).
+// Pass B: columns c = 2 (tid % 64) and c + 1, rows 32 rb .. 32 rb + 31 with rb = tid / 64. Stages the
+// FP8 bytes in s_out (transposed: bytes 32 rb .. 32 rb + 31 of rows c and c + 1 of the [cols, rows]
+// tile), writes the two exponents to the columnwise scale tile and folds the block maxima into
+// amax_all.
 template <In I, Fp8 F, bool kProp>
-__device__ __forceinline__ void colwise_pair(const QuantizeParams& p, const uint8_t* col, uint32_t (&qlo)[8],
-                                             uint32_t (&qhi)[8], uint32_t& elo_out, uint32_t& ehi_out,
-                                             float& amax_all) {
+__device__ __forceinline__ void ring_colwise(const QuantizeParams& p, const QuantTile& t, const uint8_t* stage,
+                                             uint8_t* s_out, uint8_t* s_cs, float& amax_all) {
+  const int tid = threadIdx.x;
+  const int cp = tid & 63, rb = tid >> 6, c = 2 * cp;
+  const uint8_t* col = stage + 32 * rb * kRingRowBytes + 4 * cp;
   uint32_t w[32];
 #pragma unroll
   for (int i = 0; i < 32; ++i) w[i] = *reinterpret_cast<const uint32_t*>(col + i * kRingRowBytes);
@@ -138,26 +140,12 @@ __device__ __forceinline__ void colwise_pair(const QuantizeParams& p, const uint
   const uint32_t elo = block_exponent<F, kProp>(alo, plo, p.mode);
   const uint32_t ehi = block_exponent<F, kProp>(ahi, phi, p.mode);
   const float ilo = scale_inverse(elo), ihi = scale_inverse(ehi);
+  uint32_t qlo[8], qhi[8];
 #pragma unroll
   for (int k = 0; k < 8; ++k) {
     qlo[k] = quantize4<F>(lo(4 * k), lo(4 * k + 1), lo(4 * k + 2), lo(4 * k + 3), ilo);
     qhi[k] = quantize4<F>(hi(4 * k), hi(4 * k + 1), hi(4 * k + 2), hi(4 * k + 3), ihi);
   }
-  elo_out = elo;
-  ehi_out = ehi;
-}
-
-// Pass B: columns c = 2 (tid % 64) and c + 1, rows 32 rb .. 32 rb + 31 with rb = tid / 64. Stages the
-// FP8 bytes in s_out (transposed: bytes 32 rb .. 32 rb + 31 of rows c and c + 1 of the [cols, rows]
-// tile), writes the two exponents to the columnwise scale tile and folds the block maxima into
-// amax_all.
-template <In I, Fp8 F, bool kProp>
-__device__ __forceinline__ void ring_colwise(const QuantizeParams& p, const QuantTile& t, const uint8_t* stage,
-                                             uint8_t* s_out, uint8_t* s_cs, float& amax_all) {
-  const int tid = threadIdx.x;
-  const int cp = tid & 63, rb = tid >> 6, c = 2 * cp;
-  uint32_t qlo[8], qhi[8], elo, ehi;
-  colwise_pair<I, F, kProp>(p, stage + 32 * rb * kRingRowBytes + 4 * cp, qlo, qhi, elo, ehi, amax_all);
   if (p.flags & kQuantTransposed) {
     uint4* d0 = reinterpret_cast<uint4*>(s_out + c * kQuantOutPitch + 32 * rb);
     uint4* d1 = reinterpret_cast<uint4*>(s_out + (c + 1) * kQuantOutPitch + 32 * rb);

@@ -187,33 +187,7 @@ __device__ __forceinline__ QuantTile quant_tile(const QuantizeParams& p, int64_t
                                                 const GroupMeta& meta) {
   QuantTile q;
   int64_t rest;
-  if (p.raster_rows > 1 && !(p.flags & kQuantGrouped)) {
-    // Banded order: R tile rows per band, column by column inside a band (the last band may be
-    // shorter). 32-bit arithmetic like div_mod32.
-    const uint32_t tc_n = static_cast<uint32_t>(p.tiles_c), tr_n = static_cast<uint32_t>(p.tiles_r);
-    const uint32_t per_b = tc_n * tr_n, R = static_cast<uint32_t>(p.raster_rows);
-    const uint32_t ut = static_cast<uint32_t>(tile);
-    const uint32_t b = ut / per_b, in = ut - b * per_b;
-    const uint32_t band = in / (R * tc_n), j = in - band * R * tc_n;
-    const uint32_t left = tr_n - band * R, nb = left < R ? left : R;
-    const uint32_t tc = j / nb, tr = band * R + (j - tc * nb);
-    q.b = b;
-    q.tc = tc;
-    q.tile_r = tr;
-  } else {
-    div_mod32(tile, p.tiles_c, rest, q.tc);
-  }
-  if (p.raster_rows > 1 && !(p.flags & kQuantGrouped)) {
-    q.c0 = q.tc * kQuantTile;
-    const int64_t cleft = p.cols - q.c0;
-    q.ncols = static_cast<int>(cleft < kQuantTile ? cleft : kQuantTile);
-    q.r0 = q.tile_r * kQuantTile;
-    const int64_t rleft = p.rows - q.r0;
-    q.nrows = static_cast<int>(rleft < kQuantTile ? rleft : kQuantTile);
-    q.nload = q.nrows;
-    q.col_c0 = q.tile_r * (kQuantTile / layout::kBlock);
-    return q;
-  }
+  div_mod32(tile, p.tiles_c, rest, q.tc);
   q.c0 = q.tc * kQuantTile;
   const int64_t cleft = p.cols - q.c0;
   q.ncols = static_cast<int>(cleft < kQuantTile ? cleft : kQuantTile);

@@ -7,8 +7,6 @@
 // synchronizes the host, so a plan can be captured into a CUDA graph.
 #include <algorithm>
 #include <climits>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include "common/quant_params.cuh"
@@ -18,7 +16,6 @@
 #include "cuda/group_table.h"
 #include "cuda/registry.h"
 #include "cuda/runtime.h"
-#include "sm90/quant_tma_params.cuh"
 
 namespace mxq {
 namespace cuda {
@@ -46,35 +43,6 @@ std::string kernel_name(const QuantizeDesc& d) {
 }
 
 bool grouped(const QuantizeDesc& d) { return d.grouping == MXQ_GROUPING_ROWS; }
-
-// The sm_90 TMA variant of the ring kernel (kernels/sm90/quant_tma.cuh). TEMPORARY experiment switch
-// MXQ_QUANT_EXP: ring (the generic kernel), s2, d2, d3, n3 (the TMA variants).
-struct TmaVariant {
-  const char* name;  // kernel infix: mxq_quantize_tma_<name>_...
-  int stages;
-  int direct;        // 0: staged FP8 tile (transposed or not); 1, 2: transposed only
-};
-const TmaVariant* tma_variant() {
-  static const TmaVariant kVariants[] = {{"s2", 2, 0}, {"d2", 2, 2}, {"d3", 3, 2}, {"n3", 3, 1}};
-  const char* e = std::getenv("MXQ_QUANT_EXP");
-  const char* want = e && e[0] ? e : "d3";
-  for (const TmaVariant& v : kVariants)
-    if (std::strcmp(v.name, want) == 0) return &v;
-  return nullptr;
-}
-
-// Why the TMA kernel cannot run a plan ("" when it can): 16-bit inputs without fusion, 1x32 / 32x1
-// blocks, ungrouped, coordinates that fit the tensor map's int32.
-std::string tma_limits(const QuantizeDesc& d) {
-  const TmaVariant* v = tma_variant();
-  if (!v) return "disabled (MXQ_QUANT_EXP)";
-  if (!needs_tiled(d) || d.block_2d || d.in_dtype == MXQ_DTYPE_FP32 || d.fusion == MXQ_FUSION_SWIGLU)
-    return "handles columnwise / both 1x32 blocks of 16-bit inputs without fusion only";
-  if (grouped(d)) return "grouped tiles start inside the tensor (the cp.async ring zero-fills their rows)";
-  if (v->direct && !d.colwise_transposed) return "this variant stores transposed columnwise data only";
-  if (d.rows > INT32_MAX || d.cols > INT32_MAX || d.batch > INT32_MAX) return "extents exceed the tensor map's int32";
-  return {};
-}
 
 // Dynamic shared memory of the chosen kernel before the inline group table.
 int tile_smem(const QuantizeDesc& d) {
@@ -120,8 +88,7 @@ int64_t grid_blocks(const QuantizeDesc& d) {
 
 class QuantizeOp final : public OpImpl {
  public:
-  // tma: the sm_90 TMA kernel runs plans with a 16-byte aligned input; the generic kernel (fn_) the rest.
-  QuantizeOp(const QuantizeDesc& d, Device& dev, const TmaVariant* tma = nullptr)
+  QuantizeOp(const QuantizeDesc& d, Device& dev)
       : d_(d), dev_(&dev), kernel_(kernel_name(d)), fn_(dev.kernel(kernel_.c_str())), smem_(dynamic_smem(d)) {
     const bool swz = d.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
     QuantizeParams& p = base_;
@@ -158,29 +125,17 @@ class QuantizeOp final : public OpImpl {
     // Persistent blocks, exactly as many as are resident at once, for grouped tiled plans (each block
     // builds the group table once, then loops over tiles) and for the pipelined tile kernels (each
     // block loads its next tile during this one). Otherwise one block per tile.
-    blocks_ = persistent(d) ? std::min<int64_t>(tiles_, resident_blocks(dev, fn_, smem_)) : tiles_;
-    if (tma) {
-      tma_ = tma;
-      tma_kernel_ = kernel_;
-      tma_kernel_.replace(0, std::strlen("mxq_quantize_ring"), std::string("mxq_quantize_tma_") + tma->name);
-      tma_fn_ = dev.kernel(tma_kernel_.c_str());
-      tma_smem_ = quantize_tma_smem_bytes(tma->stages, tma->direct == 0);
-      tma_blocks_ = std::min<int64_t>(tiles_, resident_blocks(dev, tma_fn_, tma_smem_));
-    }
+    blocks_ = persistent(d) ? std::min<int64_t>(tiles_, resident_blocks(dev)) : tiles_;
     dynamic_ = grouped(d) && !needs_tiled(d) && tiles_ >= kDynamicTilesPerBlock * blocks_;
     if (dynamic_) p.flags |= kQuantDynamicTiles;
     if (uses_table(d)) groups_ = std::make_unique<GroupTableBuilder>(dev);
   }
 
-  std::string name() const override { return tma_ ? tma_kernel_ : kernel_; }
+  std::string name() const override { return kernel_; }
   std::string reason() const override {
     std::string why = needs_tiled(d_) ? "needs both axes of a tile (columnwise, both or 32x32 blocks): 128x128 tiles "
                                         "through shared memory"
                                       : "rowwise 1x32 blocks: register-only 128x128 tiles";
-    if (tma_)
-      why += fmt::format(", {} (sm_90, 16-byte aligned inputs): persistent blocks ({} on the device), one TMA load per "
-                         "tile into a {}-stage ring, one barrier per tile; otherwise {}",
-                         tma_kernel_, tma_blocks_, tma_->stages, kernel_);
     if (uses_ring(d_)) why += ", persistent blocks, a two-stage cp.async ring loads the next tile during this one";
     else if (needs_tiled(d_) && persistent(d_)) why += ", persistent blocks prefetching their next tile";
     if (grouped(d_) && !needs_tiled(d_)) {
@@ -253,22 +208,6 @@ class QuantizeOp final : public OpImpl {
       check(driver().cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(p.amax), 0, sizeof(float),
                                      reinterpret_cast<CUstream>(stream)),
             "quantize: clearing amax");
-    // TEMPORARY experiment: MXQ_QUANT_RASTER=R bands the tile order of the persistent tile kernels.
-    if (uses_ring(d_) && !grouped(d_)) {
-      const char* r = std::getenv("MXQ_QUANT_RASTER");
-      p.raster_rows = r ? std::atoi(r) : 0;
-    }
-    if (tma_ && vec) {
-      QuantizeTmaParams tp{};
-      tp.q = p;
-      if (encode_input(p.x, tp.tmap)) {
-        void* tparams[] = {&tp};
-        dev_->launch(tma_fn_, Dim3{static_cast<unsigned>(tma_blocks_), 1, 1},
-                     Dim3{static_cast<unsigned>(kQuantThreads), 1, 1}, static_cast<size_t>(tma_smem_), stream, tparams,
-                     tma_kernel_.c_str());
-        return;
-      }
-    }
     void* params[] = {&p};
     dev_->launch(fn_, Dim3{static_cast<unsigned>(blocks_), 1, 1}, Dim3{static_cast<unsigned>(kQuantThreads), 1, 1},
                  static_cast<size_t>(smem_), stream, params, kernel_.c_str());
@@ -280,33 +219,12 @@ class QuantizeOp final : public OpImpl {
     return tile_smem(d) + table;
   }
 
-  // The input as a [batch][rows][in_ld] tensor of 16-bit elements for TMA: 128 x 128 boxes, rows and
-  // columns past the tensor read as zeros. False when the driver declines the description (the
-  // generic kernel runs then).
-  bool encode_input(const void* x, uint8_t (&out)[128]) const {
-    static_assert(sizeof(CUtensorMap) == 128, "CUtensorMap is 128 bytes");
-    CUtensorMap map;
-    const cuuint64_t dims[3] = {static_cast<cuuint64_t>(d_.cols), static_cast<cuuint64_t>(d_.rows),
-                                static_cast<cuuint64_t>(d_.batch)};
-    const int64_t bstride = d_.batch > 1 ? d_.in_batch_stride : d_.rows * d_.in_ld;
-    const cuuint64_t strides[2] = {static_cast<cuuint64_t>(d_.in_ld * 2), static_cast<cuuint64_t>(bstride * 2)};
-    const cuuint32_t box[3] = {kQuantTile, kQuantTile, 1};
-    const cuuint32_t elem[3] = {1, 1, 1};
-    const CUresult r = driver().cuTensorMapEncodeTiled(
-        &map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 3, const_cast<void*>(x), dims, strides, box, elem,
-        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) return false;
-    std::memcpy(out, &map, sizeof map);
-    return true;
-  }
-
-  // Blocks of a kernel resident on the whole device (registers, shared memory, threads per SM).
-  static int64_t resident_blocks(Device& dev, CUfunction fn, int smem) {
+  // Blocks of this kernel resident on the whole device (registers, shared memory, threads per SM).
+  int64_t resident_blocks(Device& dev) const {
     const DriverApi& api = driver();
     int regs = 0, static_smem = 0;
-    check(api.cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fn), "quantize: kernel registers");
-    check(api.cuFuncGetAttribute(&static_smem, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn), "quantize: static smem");
+    check(api.cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fn_), "quantize: kernel registers");
+    check(api.cuFuncGetAttribute(&static_smem, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn_), "quantize: static smem");
     CUdevice cud = 0;
     int sm_regs = 65536, sm_smem = 0, sm_threads = 2048;
     check(api.cuDeviceGet(&cud, dev.ordinal()), "quantize: cuDeviceGet");
@@ -319,7 +237,7 @@ class QuantizeOp final : public OpImpl {
     // Registers are allocated per warp in units of 256; each block also reserves 1 KiB of shared memory.
     const int64_t warp_regs = (static_cast<int64_t>(std::max(regs, 1)) * 32 + 255) / 256 * 256;
     const int64_t by_regs = sm_regs / (warp_regs * (kQuantThreads / 32));
-    const int64_t by_smem = sm_smem / (static_smem + smem + 1024);
+    const int64_t by_smem = sm_smem / (static_smem + smem_ + 1024);
     const int64_t by_threads = sm_threads / kQuantThreads;
     const int64_t per_sm = std::max<int64_t>(1, std::min({by_regs, by_smem, by_threads}));
     return per_sm * std::max(1, dev.sm_count());
@@ -333,11 +251,6 @@ class QuantizeOp final : public OpImpl {
   int64_t tiles_ = 0;
   int64_t blocks_ = 0;
   bool dynamic_ = false;
-  const TmaVariant* tma_ = nullptr;
-  std::string tma_kernel_;
-  CUfunction tma_fn_ = nullptr;
-  int tma_smem_ = 0;
-  int64_t tma_blocks_ = 0;
   static constexpr size_t kCounterBytes = 256;
   QuantizeParams base_;
   std::unique_ptr<GroupTableBuilder> groups_;
@@ -392,24 +305,6 @@ void register_quantize_kernels(Registry& r) {
     return std::make_unique<QuantizeOp>(d, dev);
   };
   r.add(std::move(tiled));
-
-  // sm_90: the same plans as the ring kernel's, ungrouped, with TMA loads (the generic kernel stays
-  // the fallback inside the op for inputs that are not 16-byte aligned, and the entry for other GPUs).
-  KernelEntry<QuantizeDesc> tma;
-  tma.name = "sm90.quantize.tma";
-  tma.arch = ArchRange{90, 90};
-  tma.in_dtypes = {MXQ_DTYPE_BF16, MXQ_DTYPE_FP16};
-  tma.out_dtypes = fp8;
-  tma.variant = "128x128 tiles by TMA into a shared-memory ring, one barrier per tile: columnwise, both";
-  tma.priority = 5;
-  tma.supports = [](const QuantizeDesc& d, const DeviceInfo& dev) -> std::string {
-    const std::string why = tma_limits(d);
-    return why.empty() ? common_limits(d, dev) : why;
-  };
-  tma.make = [](const QuantizeDesc& d, Device& dev) -> std::unique_ptr<OpImpl> {
-    return std::make_unique<QuantizeOp>(d, dev, tma_variant());
-  };
-  r.add(std::move(tma));
 }
 
 }  // namespace cuda
