@@ -8,6 +8,8 @@
 //
 //   mxq_bench_quantize                      the shapes and variants
 //   mxq_bench_quantize M K [iters]          one shape, every variant
+//   ... --only both,colwise                 only the variants whose name contains one of the
+//                                           comma-separated substrings
 //   ... --torch tools/bench_quantize_torch.py   then runs the torch.compile peer on the same shapes
 //                                               in the same process tree (same GPU state)
 #include <dlfcn.h>
@@ -93,6 +95,28 @@ std::vector<int32_t> uneven_ends(int64_t m, int64_t g) {
   return ends;
 }
 
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at <= s.size()) {
+    const size_t e = s.find(',', at);
+    const std::string part = s.substr(at, e == std::string::npos ? std::string::npos : e - at);
+    if (!part.empty()) out.push_back(part);
+    if (e == std::string::npos) break;
+    at = e + 1;
+  }
+  return out;
+}
+
+std::vector<std::string> g_only;
+
+bool selected(const char* name) {
+  if (g_only.empty()) return true;
+  for (const auto& o : g_only)
+    if (std::string(name).find(o) != std::string::npos) return true;
+  return false;
+}
+
 void bench_shape(mxqHandle_t h, int64_t m, int64_t k, int iters, const DevMem& flush) {
   const size_t in_bytes = static_cast<size_t>(m * k) * 2;  // bf16
   DevMem x(in_bytes);
@@ -108,6 +132,7 @@ void bench_shape(mxqHandle_t h, int64_t m, int64_t k, int iters, const DevMem& f
   std::printf("\n%lld x %lld bf16 -> e4m3 (RCEIL)\n", static_cast<long long>(m), static_cast<long long>(k));
   std::printf("  %-26s %10s %9s %9s %9s %7s\n", "variant", "bytes(MB)", "time(us)", "TB/s", "copy TB/s", "ratio");
   for (const Variant& v : kVariants) {
+    if (!selected(v.name)) continue;
     mxqQuantizePlan_t plan = nullptr;
     ckq(mxqQuantizePlanCreate(h, &plan), "mxqQuantizePlanCreate");
     set<int32_t>(plan, MXQ_QUANTIZE_ATTR_DIRECTION, v.direction);
@@ -173,6 +198,7 @@ int main(int argc, char** argv) {
   std::string torch_script;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--torch" && i + 1 < argc) torch_script = argv[++i];
+    else if (std::string(argv[i]) == "--only" && i + 1 < argc) g_only = split_commas(argv[++i]);
     else pos.push_back(argv[i]);
   }
   load_driver();
