@@ -155,17 +155,6 @@ __device__ __forceinline__ void copy_rows(uint8_t* tile, const uint16_t* src, in
 }
 using attn::ex2;
 
-// v = pred ? *ptr : 0 through the non-coherent path, as volatile asm: the compiler keeps it where it
-// is written (a plain __ldg is sunk next to its first use, which defeats issuing it a step ahead).
-__device__ __forceinline__ float ldg_early(const float* ptr, bool pred) {
-  float v;
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %2, 0;\nmov.b32 %0, 0;\n@p ld.global.nc.f32 %0, [%1];\n}\n"
-      : "=f"(v)
-      : "l"(ptr), "r"(static_cast<int>(pred)));
-  return v;
-}
-
 // int64 -> int32 for tile-local mask arithmetic (|bounds| far beyond a tile saturate harmlessly).
 __device__ __forceinline__ int clamp32(int64_t v) {
   return static_cast<int>(v < -(int64_t(1) << 30) ? -(int64_t(1) << 30) : v > (int64_t(1) << 30) ? (int64_t(1) << 30) : v);
@@ -399,7 +388,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   }
 
   // ---- math warpgroups: 64 kv rows each ----
-  ptx::setmaxnreg_inc<240>();
+  ptx::setmaxnreg_inc<232>();
   const int wg = tid >> 7, t = tid & 127, w = t >> 5, l = t & 31;
   const int r0 = 16 * w + (l >> 2);
   const int64_t jw = j0 + wg * 64;  // the warpgroup's first kv row
@@ -447,10 +436,10 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     const float* dlt_g = p.delta + bh * p.seqlen_q + i0;
     const int nq = clamp32(lq - i0);
     Ld r;
-    r.lse_lo = ldg_early(lse_g + l, l < nq);
-    r.lse_hi = ldg_early(lse_g + l + 32, l + 32 < nq);
-    r.dlt_lo = ldg_early(dlt_g + l, l < nq);
-    r.dlt_hi = ldg_early(dlt_g + l + 32, l + 32 < nq);
+    r.lse_lo = l < nq ? __ldg(lse_g + l) : 0.0f;
+    r.lse_hi = l + 32 < nq ? __ldg(lse_g + l + 32) : 0.0f;
+    r.dlt_lo = l < nq ? __ldg(dlt_g + l) : 0.0f;
+    r.dlt_hi = l + 32 < nq ? __ldg(dlt_g + l + 32) : 0.0f;
     return r;
   };
   auto front = [&](int64_t it, const Ld& ld) {
@@ -648,7 +637,7 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
     return;
   }
 
-  ptx::setmaxnreg_inc<240>();
+  ptx::setmaxnreg_inc<232>();
   const int wg = tid >> 7, t = tid & 127, w = t >> 5, l = t & 31;
   const int r0 = 16 * w + (l >> 2);
   const int64_t iw = i0 + wg * 64;  // the warpgroup's first query row
