@@ -23,10 +23,13 @@
 //    quantizes dS along s_kv and accumulates dQ += dS|kv K_col. 7 matmuls instead of 5, no atomics,
 //    no fp32 dQ workspace, the same bits every run (the deterministic attribute holds trivially).
 //  - delta = rowsum(dO * O) from the bf16 copies is a tiny pre-kernel into the workspace.
-//  - Warp specialization: one producer warpgroup copies the next step's bf16 tiles with cp.async into
-//    128-byte-swizzled stages (2 for dK/dV, 3 for dQ) and signals through named barriers; the two
-//    math warpgroups (64 rows each) issue wgmma and do the elementwise work. setmaxnreg moves
-//    registers from the producer to the math warpgroups, which hold dK and dV (or dQ) in registers.
+//  - Warp specialization: one thread of the producer warpgroup issues TMA loads of the next steps'
+//    bf16 tiles into 128-byte-swizzled stages (2 for dK/dV, 3 for dQ; tensor maps from the launcher,
+//    64-column boxes) completing on each stage's full mbarrier; the math warps release a stage by
+//    arriving on its empty mbarrier. The two math warpgroups (64 rows each) issue wgmma and do the
+//    elementwise work. setmaxnreg moves registers from the producer to the math warpgroups, which
+//    hold dK and dV (or dQ) in registers. A cp.async producer warpgroup (version 5) spent ~27% of the
+//    kernels' issued instructions on address arithmetic and left the math warps waiting for data.
 //  - Software pipelining inside each math warpgroup, limited by registers and by ptxas keeping
 //    wgmmas asynchronous only when none is in flight across a loop's back edge (so each loop body
 //    retires what it issued): dK/dV issues S^T of the next step as soon as dV is done and dP^T
@@ -423,9 +426,10 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   };
   // With S^T and dP^T of step it issued: P^T, dS^T (fp32, in dp) and Pq (bf16 fragments, in pa).
   // LSE and delta of a step's 64 queries, read by the math warps straight from global memory
-  // (nothing in shared memory to order against the producer): lane l loads columns l and l + 32 one
-  // step ahead (the loads are in flight behind dV and dK of the previous step), and the entries a
-  // thread needs come from its warp by shuffles. LSE is kept unscaled until used.
+  // (nothing in shared memory to order against the producer): lane l loads columns l and l + 32 (written
+  // at the top of the previous step's body; ptxas places them among the S^T wgmmas of their step:
+  // pinning them earlier with volatile loads measured the same), and the entries a thread needs
+  // come from its warp by shuffles. LSE is kept unscaled until used.
   struct Ld {
     float lse_lo, lse_hi, dlt_lo, dlt_hi;
   };
