@@ -23,10 +23,13 @@
 //    quantizes dS along s_kv and accumulates dQ += dS|kv K_col. 7 matmuls instead of 5, no atomics,
 //    no fp32 dQ workspace, the same bits every run (the deterministic attribute holds trivially).
 //  - delta = rowsum(dO * O) from the bf16 copies is a tiny pre-kernel into the workspace.
-//  - Warp specialization: one producer warpgroup copies the next step's bf16 tiles with cp.async into
-//    128-byte-swizzled stages (2 for dK/dV, 3 for dQ) and signals through named barriers; the two
-//    math warpgroups (64 rows each) issue wgmma and do the elementwise work. setmaxnreg moves
-//    registers from the producer to the math warpgroups, which hold dK and dV (or dQ) in registers.
+//  - Warp specialization: one thread of the producer warpgroup issues TMA loads of the next steps'
+//    bf16 tiles into 128-byte-swizzled stages (2 for dK/dV, 3 for dQ; tensor maps from the launcher,
+//    64-column boxes) completing on each stage's full mbarrier; the math warps release a stage by
+//    arriving on its empty mbarrier. The two math warpgroups (64 rows each) issue wgmma and do the
+//    elementwise work. setmaxnreg moves registers from the producer to the math warpgroups, which
+//    hold dK and dV (or dQ) in registers. A cp.async producer warpgroup (version 5) spent ~27% of the
+//    kernels' issued instructions on address arithmetic and left the math warps waiting for data.
 //  - Software pipelining inside each math warpgroup, limited by registers and by ptxas keeping
 //    wgmmas asynchronous only when none is in flight across a loop's back edge (so each loop body
 //    retires what it issued): dK/dV issues S^T of the next step as soon as dV is done and dP^T
@@ -52,7 +55,8 @@
 #include "core/layout.h"
 #include "mxq/mxq.h"
 #include "ptx/async_copy.cuh"
-#include "ptx/tma.cuh"  // named barriers
+#include "ptx/mbarrier.cuh"
+#include "ptx/tma.cuh"
 #include "ptx/wgmma_bf16.cuh"
 #include "sm90/attention_bwd_params.cuh"
 #include "sm90/attention_common.cuh"
@@ -71,11 +75,15 @@ constexpr int kStep = kAttnBwdStepRows;                     // 64
 [[maybe_unused]] constexpr int kThreads = kAttnBwdThreads;  // 384
 [[maybe_unused]] constexpr int kMathThreads = 256;
 [[maybe_unused]] constexpr float kLog2e = 1.4426950408889634f;
-// Named barriers (0 is __syncthreads): stage s is full / empty (s < 3).
-[[maybe_unused]] constexpr int kBarFull = 1, kBarEmpty = 4;
 
-__device__ __forceinline__ void bar_sync(int id, int count) { ptx::named_barrier_sync(id, count); }
-__device__ __forceinline__ void bar_arrive(int id, int count) { ptx::named_barrier_arrive(id, count); }
+// A stage's TMA loads: the 64-column panels of `rows` rows of a [rows, D] tensor map at row c1, or
+// one box of a transposed [D rows][64 positions] map at (c0, c1), all completing on `full`.
+template <int D>
+__device__ __forceinline__ void tma_rows(uint8_t* tile, const uint8_t* tmap, int32_t c1, uint64_t* full) {
+#pragma unroll
+  for (int pn = 0; pn < D / 64; ++pn)
+    ptx::tma_load_2d(ptx::smem_addr(tile + pn * (kAttnBwdStepRows * 128)), tmap, 64 * pn, c1, full);
+}
 
 using Seq = attn::SeqRows;
 __device__ __forceinline__ Seq seq_of(const P& p, bool q_side, int64_t b, int64_t h) {
@@ -148,17 +156,6 @@ __device__ __forceinline__ void copy_rows(uint8_t* tile, const uint16_t* src, in
     ptx::cp_async_16_zfill(base + (c / 8) * (ROWS * 128) + ptx::sw128_offset(r, c % 8), src + r * D + c * 8, true);
   }
 }
-// 64 positions of a transposed [D][S_pad] operand starting at `src` (row stride spad) -> [D][64] tile.
-template <int D>
-__device__ __forceinline__ void copy_cols(uint8_t* tile, const uint16_t* src, int64_t spad, int t) {
-  const uint32_t base = ptx::smem_addr(tile);
-#pragma unroll 4
-  for (int u = t; u < D * 8; u += 128) {
-    const int d = u >> 3, c = u & 7;
-    ptx::cp_async_16_zfill(base + ptx::sw128_offset(d, c), src + d * spad + c * 8, true);
-  }
-}
-
 using attn::ex2;
 
 // int64 -> int32 for tile-local mask arithmetic (|bounds| far beyond a tile saturate harmlessly).
@@ -335,6 +332,8 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   uint8_t* k_tile = smem;
   uint8_t* v_tile = k_tile + kRowTile;
   uint8_t* stage0 = v_tile + kRowTile;  // per stage: Q, dO, Q_col^T, dO_col^T (bf16)
+  uint64_t* full = reinterpret_cast<uint64_t*>(stage0 + kStages * 4 * kStepTile);  // [kStages]
+  uint64_t* empty = full + kStages;                                                 // [kStages]
 
   const int tid = threadIdx.x;
   const int64_t b = blockIdx.z, hk = blockIdx.y;
@@ -354,35 +353,39 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   copy_rows<kRows, D, kThreads>(k_tile, p.w_k + (bhk * p.skv_pad + j0) * D, tid);
   copy_rows<kRows, D, kThreads>(v_tile, p.w_v + (bhk * p.skv_pad + j0) * D, tid);
   ptx::cp_async_commit();
+  if (tid == 0) {
+#pragma unroll
+    for (int st = 0; st < kStages; ++st) {
+      ptx::mbar_init(&full[st], 1);
+      ptx::mbar_init(&empty[st], kMathThreads);
+    }
+    ptx::mbar_fence_init();
+  }
   ptx::cp_async_wait<0>();
   ptx::fence_proxy_async_shared();
   __syncthreads();
 
   if (tid >= kMathThreads) {
-    // ---- producer warpgroup: cp.async of the next step, one stage ahead ----
-    ptx::setmaxnreg_dec<40>();
-    const int t = tid - kMathThreads;
-    for (int64_t it = 0; it < n_iters; ++it) {
-      const int st = static_cast<int>(it & 1);
-      if (it >= 1) {  // publish step it-1 as soon as it has landed, before waiting for a free stage
-        ptx::cp_async_wait<0>();
-        ptx::fence_proxy_async_shared();
-        bar_arrive(kBarFull + ((it - 1) & 1), kThreads);
+    // ---- producer: one thread issues the TMA loads of each step, up to kStages steps ahead ----
+    ptx::setmaxnreg_dec<24>();
+    if (tid == kMathThreads) {
+      ptx::tma_prefetch_desc(p.tmap_q);
+      ptx::tma_prefetch_desc(p.tmap_do);
+      ptx::tma_prefetch_desc(p.tmap_qt);
+      ptx::tma_prefetch_desc(p.tmap_dot);
+      for (int64_t it = 0; it < n_iters; ++it) {
+        const int st = static_cast<int>(it & 1);
+        ptx::mbar_wait(&empty[st], static_cast<uint32_t>((it >> 1) & 1) ^ 1u);
+        const int64_t bh = b * p.heads_q + hk * p.group + it / per_head;
+        const int64_t i0 = (qb_first + it % per_head) * kStep;
+        uint8_t* stg = stage0 + st * 4 * kStepTile;
+        ptx::mbar_arrive_expect_tx(&full[st], 4 * kStepTile);
+        const int32_t qrow = static_cast<int32_t>(bh * p.sq_pad + i0), drow = static_cast<int32_t>(bh * D);
+        tma_rows<D>(stg, p.tmap_q, qrow, &full[st]);
+        tma_rows<D>(stg + kStepTile, p.tmap_do, qrow, &full[st]);
+        ptx::tma_load_2d(ptx::smem_addr(stg + 2 * kStepTile), p.tmap_qt, static_cast<int32_t>(i0), drow, &full[st]);
+        ptx::tma_load_2d(ptx::smem_addr(stg + 3 * kStepTile), p.tmap_dot, static_cast<int32_t>(i0), drow, &full[st]);
       }
-      if (it >= kStages) bar_sync(kBarEmpty + st, kThreads);
-      const int64_t bh = b * p.heads_q + hk * p.group + it / per_head;
-      const int64_t i0 = (qb_first + it % per_head) * kStep;
-      uint8_t* stg = stage0 + st * 4 * kStepTile;
-      copy_rows<kStep, D, 128>(stg, p.w_q + (bh * p.sq_pad + i0) * D, t);
-      copy_rows<kStep, D, 128>(stg + kStepTile, p.w_do + (bh * p.sq_pad + i0) * D, t);
-      copy_cols<D>(stg + 2 * kStepTile, p.w_qt + bh * D * p.sq_pad + i0, p.sq_pad, t);
-      copy_cols<D>(stg + 3 * kStepTile, p.w_dot + bh * D * p.sq_pad + i0, p.sq_pad, t);
-      ptx::cp_async_commit();
-    }
-    if (n_iters > 0) {
-      ptx::cp_async_wait<0>();
-      ptx::fence_proxy_async_shared();
-      bar_arrive(kBarFull + ((n_iters - 1) & 1), kThreads);
     }
     return;
   }
@@ -411,7 +414,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   uint32_t pa[4][4], da[4][4];
   auto stage_addr = [&](int64_t it) { return ptx::smem_addr(stage0 + static_cast<int>(it & 1) * 4 * kStepTile); };
   auto issue_s = [&](int64_t it) {
-    bar_sync(kBarFull + static_cast<int>(it & 1), kThreads);
+    ptx::mbar_wait(&full[it & 1], static_cast<uint32_t>((it >> 1) & 1));
     ptx::wgmma_fence();
     issue_product_over_d<D>(s, k_addr, stage_addr(it));
     ptx::wgmma_commit();
@@ -422,18 +425,31 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     ptx::wgmma_commit();
   };
   // With S^T and dP^T of step it issued: P^T, dS^T (fp32, in dp) and Pq (bf16 fragments, in pa).
-  auto front = [&](int64_t it) {
+  // LSE and delta of a step's 64 queries, read by the math warps straight from global memory
+  // (nothing in shared memory to order against the producer): lane l loads columns l and l + 32 (written
+  // at the top of the previous step's body; ptxas places them among the S^T wgmmas of their step:
+  // pinning them earlier with volatile loads measured the same), and the entries a thread needs
+  // come from its warp by shuffles. LSE is kept unscaled until used.
+  struct Ld {
+    float lse_lo, lse_hi, dlt_lo, dlt_hi;
+  };
+  auto load_ld = [&](int64_t it) {
     const int64_t i0 = (qb_first + it % per_head) * kStep;
-    // LSE and delta of the step's 64 queries, read by the math warps straight from global memory
-    // (nothing in shared memory to order against the producer): lane l loads columns l and l + 32
-    // while S^T is on the tensor cores, and the entries a thread needs come from its warp by shuffles.
     const int64_t bh = b * p.heads_q + hk * p.group + it / per_head;
     const float* lse_g = p.lse + bh * p.seqlen_q + i0;
     const float* dlt_g = p.delta + bh * p.seqlen_q + i0;
     const int nq = clamp32(lq - i0);
-    const float lse_lo = l < nq ? __ldg(lse_g + l) * kLog2e : 0.0f;
-    const float lse_hi = l + 32 < nq ? __ldg(lse_g + l + 32) * kLog2e : 0.0f;
-    const float dlt_lo = l < nq ? __ldg(dlt_g + l) : 0.0f, dlt_hi = l + 32 < nq ? __ldg(dlt_g + l + 32) : 0.0f;
+    Ld r;
+    r.lse_lo = l < nq ? __ldg(lse_g + l) : 0.0f;
+    r.lse_hi = l + 32 < nq ? __ldg(lse_g + l + 32) : 0.0f;
+    r.dlt_lo = l < nq ? __ldg(dlt_g + l) : 0.0f;
+    r.dlt_hi = l + 32 < nq ? __ldg(dlt_g + l + 32) : 0.0f;
+    return r;
+  };
+  auto front = [&](int64_t it, const Ld& ld) {
+    const int64_t i0 = (qb_first + it % per_head) * kStep;
+    const float lse_lo = ld.lse_lo * kLog2e, lse_hi = ld.lse_hi * kLog2e;
+    const float dlt_lo = ld.dlt_lo, dlt_hi = ld.dlt_hi;
     // Tile-local mask: entry (row r, column c) is visible iff c < lim_q, r < lim_k and (no mask or r <= c + lim_c).
     const bool full = i0 + kStep <= lq && jw + 64 <= lk && (!causal || jw + 63 <= i0 + off);
     const int lim_q = clamp32(lq - i0), lim_c = clamp32(i0 + off - jw);
@@ -489,6 +505,8 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   auto back = [&](int64_t it, auto next_tag) {
     constexpr bool kNext = decltype(next_tag)::value;
     const uint32_t qc_addr = stage_addr(it) + 2 * kStepTile, doc_addr = qc_addr + kStepTile;
+    Ld ldn{};
+    if constexpr (kNext) ldn = load_ld(it + 1);
     // dV's products start while dS is quantized on the CUDA cores.
     ptx::wgmma_fence();
 #pragma unroll
@@ -507,9 +525,9 @@ __device__ __forceinline__ void dkv_body(const P& p) {
       ptx::wgmma_wait<1>();  // dK done: the stage and dK's A registers are free
 #pragma unroll
       for (int k = 0; k < 4; ++k) ptx::fence_regs(da[k]);
-      if (it + kStages < n_iters) bar_arrive(kBarEmpty + static_cast<int>(it & 1), kThreads);
+      ptx::mbar_arrive(&empty[it & 1]);
       issue_dp(it + 1);
-      front(it + 1);
+      front(it + 1, ldn);
     } else {
       ptx::wgmma_wait<0>();
 #pragma unroll
@@ -520,9 +538,10 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     }
   };
   if (n_iters > 0) {  // one block, so ptxas sees every wgmma retired before the epilogue
+    const Ld ld0 = load_ld(0);
     issue_s(0);
     issue_dp(0);
-    front(0);
+    front(0, ld0);
     for (int64_t it = 0; it + 1 < n_iters; ++it) back(it, std::true_type{});
     back(n_iters - 1, std::false_type{});
   }
@@ -556,6 +575,8 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
   uint8_t* do_tile = q_tile + kRowTile;
   uint8_t* stage0 = do_tile + kRowTile;  // per stage: K, V, K_col^T (bf16)
   float* small = reinterpret_cast<float*>(stage0 + kDqStages * 3 * kStepTile);  // lse [128], delta [128]
+  uint64_t* full = reinterpret_cast<uint64_t*>(small + 2 * kRows);                // [kDqStages]
+  uint64_t* empty = full + kDqStages;                                             // [kDqStages]
 
   const int tid = threadIdx.x;
   const int64_t b = blockIdx.z, h = blockIdx.y, hk = h / p.group;
@@ -583,33 +604,39 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
     small[tid] = s < lq ? __ldg(p.lse + li) * kLog2e : 0.0f;
     small[kRows + tid] = s < lq ? __ldg(p.delta + li) : 0.0f;
   }
+  if (tid == 0) {
+#pragma unroll
+    for (int st = 0; st < kDqStages; ++st) {
+      ptx::mbar_init(&full[st], 1);
+      ptx::mbar_init(&empty[st], kMathThreads);
+    }
+    ptx::mbar_fence_init();
+  }
   ptx::cp_async_wait<0>();
   ptx::fence_proxy_async_shared();
   __syncthreads();
 
   if (tid >= kMathThreads) {
-    ptx::setmaxnreg_dec<40>();
-    const int t = tid - kMathThreads;
-    int st = 0;  // it % kDqStages
-    for (int64_t it = 0; it < n_iters; ++it) {
-      if (it >= 1) {  // publish step it-1 as soon as it has landed, before waiting for a free stage
-        ptx::cp_async_wait<0>();
-        ptx::fence_proxy_async_shared();
-        bar_arrive(kBarFull + (st == 0 ? kDqStages - 1 : st - 1), kThreads);
+    // ---- producer: one thread issues the TMA loads of each step, up to kDqStages steps ahead ----
+    ptx::setmaxnreg_dec<24>();
+    if (tid == kMathThreads) {
+      ptx::tma_prefetch_desc(p.tmap_k);
+      ptx::tma_prefetch_desc(p.tmap_v);
+      ptx::tma_prefetch_desc(p.tmap_kt);
+      int st = 0;  // it % kDqStages
+      uint32_t ph = 0;  // (it / kDqStages) & 1
+      for (int64_t it = 0; it < n_iters; ++it) {
+        ptx::mbar_wait(&empty[st], ph ^ 1u);
+        const int64_t j0 = it * kStep;
+        uint8_t* stg = stage0 + st * 3 * kStepTile;
+        ptx::mbar_arrive_expect_tx(&full[st], 3 * kStepTile);
+        const int32_t krow = static_cast<int32_t>(bhk * p.skv_pad + j0);
+        tma_rows<D>(stg, p.tmap_k, krow, &full[st]);
+        tma_rows<D>(stg + kStepTile, p.tmap_v, krow, &full[st]);
+        ptx::tma_load_2d(ptx::smem_addr(stg + 2 * kStepTile), p.tmap_kt, static_cast<int32_t>(j0),
+                         static_cast<int32_t>(bhk * D), &full[st]);
+        if (++st == kDqStages) st = 0, ph ^= 1u;
       }
-      if (it >= kDqStages) bar_sync(kBarEmpty + st, kThreads);
-      const int64_t j0 = it * kStep;
-      uint8_t* stg = stage0 + st * 3 * kStepTile;
-      copy_rows<kStep, D, 128>(stg, p.w_k + (bhk * p.skv_pad + j0) * D, t);
-      copy_rows<kStep, D, 128>(stg + kStepTile, p.w_v + (bhk * p.skv_pad + j0) * D, t);
-      copy_cols<D>(stg + 2 * kStepTile, p.w_kt + bhk * D * p.skv_pad + j0, p.skv_pad, t);
-      ptx::cp_async_commit();
-      st = st + 1 == kDqStages ? 0 : st + 1;
-    }
-    if (n_iters > 0) {
-      ptx::cp_async_wait<0>();
-      ptx::fence_proxy_async_shared();
-      bar_arrive(kBarFull + (st == 0 ? kDqStages - 1 : st - 1), kThreads);
     }
     return;
   }
@@ -642,7 +669,7 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
   uint32_t da[4][4];
   auto issue_sdp = [&](int it, float (&s_)[32], float (&dp_)[32]) {
     const int st = it % kDqStages;
-    bar_sync(kBarFull + st, kThreads);
+    ptx::mbar_wait(&full[st], static_cast<uint32_t>((it / kDqStages) & 1));
     const uint32_t k_addr = ptx::smem_addr(stage0 + st * 3 * kStepTile), v_addr = k_addr + kStepTile;
     ptx::wgmma_fence();
     issue_product_over_d<D>(s_, q_addr, k_addr);
@@ -656,7 +683,7 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
     if constexpr (kMode == 1) issue_sdp(it + 1, sn, dpn);
     if constexpr (kMode == 2) {
       const int stn = (it + 1) % kDqStages;
-      bar_sync(kBarFull + stn, kThreads);
+      ptx::mbar_wait(&full[stn], static_cast<uint32_t>(((it + 1) / kDqStages) & 1));
       ptx::wgmma_fence();
       issue_product_over_d<D>(sn, q_addr, ptx::smem_addr(stage0 + stn * 3 * kStepTile));
       ptx::wgmma_commit();
@@ -704,7 +731,7 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
       ptx::fence_acc(sn);
       ptx::fence_acc(dpn);
     }
-    if (it + kDqStages < n_it) bar_arrive(kBarEmpty + st, kThreads);
+    ptx::mbar_arrive(&empty[st]);
   };
   using Last = std::integral_constant<int, 0>;
   using Both = std::integral_constant<int, 1>;
@@ -786,22 +813,22 @@ __device__ __forceinline__ void dq_entry(const P& p) {
 }  // namespace mxq
 
 // extern "C" entry points, looked up by name from the embedded image (src/cuda/op_attention_bwd.cpp).
-#define MXQ_ATTN_BWD_ENTRIES(D)                                                                              \
-  extern "C" __global__ void __launch_bounds__(mxq::kAttnBwdDeltaThreads)                                    \
-      mxq_attn_bwd_sm90_delta_d##D(const mxq::AttnBwdSm90Params p) {                                         \
-    mxq::sm90attn::delta_body<D>(p);                                                                         \
-  }                                                                                                          \
-  extern "C" __global__ void __launch_bounds__(mxq::kAttnBwdPrepThreads)                                     \
-      mxq_attn_bwd_sm90_prep_d##D(const mxq::AttnBwdSm90Params p) {                                          \
-    mxq::sm90attn::prep_body<D>(p);                                                                          \
-  }                                                                                                          \
-  extern "C" __global__ void __launch_bounds__(mxq::kAttnBwdThreads, 1)                                      \
-      mxq_attn_bwd_sm90_dkv_d##D(const mxq::AttnBwdSm90Params p) {                                           \
-    mxq::sm90attn::dkv_entry<D>(p);                                                                          \
-  }                                                                                                          \
-  extern "C" __global__ void __launch_bounds__(mxq::kAttnBwdThreads, 1)                                      \
-      mxq_attn_bwd_sm90_dq_d##D(const mxq::AttnBwdSm90Params p) {                                            \
-    mxq::sm90attn::dq_entry<D>(p);                                                                           \
+#define MXQ_ATTN_BWD_ENTRIES(D)                                                                                    \
+  extern "C" __global__ void __launch_bounds__(mxq::kAttnBwdDeltaThreads)                                          \
+      mxq_attn_bwd_sm90_delta_d##D(const __grid_constant__ mxq::AttnBwdSm90Params p) {                             \
+    mxq::sm90attn::delta_body<D>(p);                                                                               \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(mxq::kAttnBwdPrepThreads)                                           \
+      mxq_attn_bwd_sm90_prep_d##D(const __grid_constant__ mxq::AttnBwdSm90Params p) {                              \
+    mxq::sm90attn::prep_body<D>(p);                                                                                \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(mxq::kAttnBwdThreads, 1)                                            \
+      mxq_attn_bwd_sm90_dkv_d##D(const __grid_constant__ mxq::AttnBwdSm90Params p) {                               \
+    mxq::sm90attn::dkv_entry<D>(p);                                                                                \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(mxq::kAttnBwdThreads, 1)                                            \
+      mxq_attn_bwd_sm90_dq_d##D(const __grid_constant__ mxq::AttnBwdSm90Params p) {                                \
+    mxq::sm90attn::dq_entry<D>(p);                                                                                 \
   }
 
 MXQ_ATTN_BWD_ENTRIES(64)

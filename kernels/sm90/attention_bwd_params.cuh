@@ -9,7 +9,18 @@
 
 namespace mxq {
 
-struct AttnBwdSm90Params {
+struct alignas(64) AttnBwdSm90Params {
+  // TMA descriptors (CUtensorMap, 128 bytes each) of the bf16 workspace operands the main loops
+  // stream, filled by the launcher per Execute (they hold the workspace address), 128-byte swizzle:
+  // along D ([B*H*S_pad, D]) boxes of 64 rows x 64 columns; along S ([B*H*D, S_pad]) boxes of
+  // D rows x 64 positions. The kernels take the struct as a __grid_constant__ parameter.
+  alignas(64) uint8_t tmap_q[128];
+  alignas(64) uint8_t tmap_do[128];
+  alignas(64) uint8_t tmap_qt[128];
+  alignas(64) uint8_t tmap_dot[128];
+  alignas(64) uint8_t tmap_k[128];
+  alignas(64) uint8_t tmap_v[128];
+  alignas(64) uint8_t tmap_kt[128];
   // Quantized along D (rowwise scales of the [rows, D] memory view).
   const uint8_t* q;
   const uint8_t* q_sc;
@@ -61,8 +72,9 @@ struct AttnBwdSm90Params {
   int64_t kv_s_entry;
 };
 
-// Geometry. Every CTA of the two main kernels has one producer warpgroup (cp.async of bf16 tiles
-// from the workspace into 128-byte-swizzled shared memory) and two math warpgroups of 64 rows each.
+// Geometry. Every CTA of the two main kernels has one producer warpgroup (one thread issues TMA loads
+// of the bf16 workspace tiles into 128-byte-swizzled shared memory, completing on mbarriers) and two
+// math warpgroups of 64 rows each.
 constexpr int kAttnBwdThreads = 384;
 constexpr int kAttnBwdRowsPerCta = 128;  // kv rows (dK/dV kernel) or q rows (dQ kernel) per CTA
 constexpr int kAttnBwdStepRows = 64;     // q rows (dK/dV) or kv rows (dQ) per pipeline step
@@ -73,15 +85,15 @@ constexpr int kAttnBwdPrepThreads = 256;
 constexpr int kAttnBwdPrepOperands = 7;  // Q, dO, K, V along D; Q, dO, K along S
 
 // Dynamic shared memory of each kernel for head dimension d (1 KiB alignment slack included):
-// dK/dV: resident K, V [128 x d] bf16; per stage Q, dO [64 x d] and Q_col^T, dO_col^T [d x 64] bf16
-//        and the stage's LSE/delta (2 x 64 fp32).
+// dK/dV: resident K, V [128 x d] bf16; per stage Q, dO [64 x d] and Q_col^T, dO_col^T [d x 64] bf16;
+//        a full and an empty mbarrier per stage (64 bytes reserved).
 // dQ:    resident Q, dO [128 x d] bf16 and LSE/delta of the 128 rows; per stage (3) K, V [64 x d] and
-//        K_col^T [d x 64] bf16.
+//        K_col^T [d x 64] bf16; the stages' mbarriers (64 bytes).
 constexpr int64_t attn_bwd_dkv_smem_bytes(int64_t d) {
-  return 1024 + 2 * kAttnBwdRowsPerCta * d * 2 + kAttnBwdStages * (4 * kAttnBwdStepRows * d * 2 + 2 * kAttnBwdStepRows * 4);
+  return 1024 + 2 * kAttnBwdRowsPerCta * d * 2 + kAttnBwdStages * 4 * kAttnBwdStepRows * d * 2 + 64;
 }
 constexpr int64_t attn_bwd_dq_smem_bytes(int64_t d) {
-  return 1024 + 2 * kAttnBwdRowsPerCta * d * 2 + 2 * kAttnBwdRowsPerCta * 4 + kAttnBwdDqStages * 3 * kAttnBwdStepRows * d * 2;
+  return 1024 + 2 * kAttnBwdRowsPerCta * d * 2 + 2 * kAttnBwdRowsPerCta * 4 + kAttnBwdDqStages * 3 * kAttnBwdStepRows * d * 2 + 64;
 }
 
 }  // namespace mxq

@@ -6,6 +6,7 @@
 // synchronization, capturable in a CUDA graph. The result does not depend on the launch order of
 // CTAs (no atomics), so the DETERMINISTIC attribute needs nothing extra.
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -149,6 +150,17 @@ class AttentionBwdSm90 final : public OpImpl {
                 "attention backward: CU_SEQLENS_Q and CU_SEQLENS_KV are required with VARLEN");
     MXQ_REQUIRE(p.delta, MXQ_STATUS_BAD_PARAM_WORKSPACE, "attention backward: the workspace ({} bytes) is required",
                 workspace_bytes());
+    // TMA descriptors of the bf16 operands the main loops stream (they hold workspace addresses).
+    {
+      const int64_t rq = d_.batch * d_.heads_q, rkv = d_.batch * d_.heads_kv;
+      encode(p.w_q, d_.head_dim, rq * base_.sq_pad, kAttnBwdStepRows, p.tmap_q, "Q");
+      encode(p.w_do, d_.head_dim, rq * base_.sq_pad, kAttnBwdStepRows, p.tmap_do, "dO");
+      encode(p.w_qt, base_.sq_pad, rq * d_.head_dim, d_.head_dim, p.tmap_qt, "Q_col^T");
+      encode(p.w_dot, base_.sq_pad, rq * d_.head_dim, d_.head_dim, p.tmap_dot, "dO_col^T");
+      encode(p.w_k, d_.head_dim, rkv * base_.skv_pad, kAttnBwdStepRows, p.tmap_k, "K");
+      encode(p.w_v, d_.head_dim, rkv * base_.skv_pad, kAttnBwdStepRows, p.tmap_v, "V");
+      encode(p.w_kt, base_.skv_pad, rkv * d_.head_dim, d_.head_dim, p.tmap_kt, "K_col^T");
+    }
 
     const int64_t dim = d_.head_dim;
     void* params[] = {&p};
@@ -194,6 +206,24 @@ class AttentionBwdSm90 final : public OpImpl {
   }
 
  private:
+  // TMA descriptor of a bf16 [rows, cols] workspace tensor (row-major, cols contiguous): boxes of
+  // box_rows rows x 64 columns with the 128-byte swizzle, the shared-memory panel layout the
+  // kernels' wgmma descriptors read.
+  void encode(uint16_t* base, int64_t cols, int64_t rows, int64_t box_rows, uint8_t (&out)[128],
+              const char* what) const {
+    static_assert(sizeof(CUtensorMap) == 128, "CUtensorMap is 128 bytes");
+    CUtensorMap map;
+    const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+    const cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols * 2)};
+    const cuuint32_t box[2] = {64, static_cast<cuuint32_t>(box_rows)};
+    const cuuint32_t elem[2] = {1, 1};
+    check(driver().cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, base, dims, strides, box, elem,
+                                          CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                          CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+          fmt::format("cuTensorMapEncodeTiled (attention backward {} workspace)", what).c_str());
+    std::memcpy(out, &map, sizeof map);
+  }
+
   AttentionDesc d_;
   Device& dev_;
   std::string names_[4];
@@ -211,7 +241,7 @@ void register_attention_bwd_kernels(Registry& r) {
   e.in_dtypes = {MXQ_DTYPE_E4M3, MXQ_DTYPE_E5M2};  // E5M2 reaches supports() and gets a reason
   e.out_dtypes = {MXQ_DTYPE_BF16};
   e.variant = "backward: exact FP8->bf16 dequantization once into the workspace, bf16 wgmma m64nNk16, "
-              "cp.async producer warpgroup + 2 math warpgroups, dK/dV and dQ kernels (deterministic)";
+              "TMA producer (mbarriers) + 2 math warpgroups, dK/dV and dQ kernels (deterministic)";
   e.priority = 0;
   e.supports = sm90_bwd_supports;
   e.make = [](const AttentionDesc& d, Device& dev) -> std::unique_ptr<OpImpl> {
