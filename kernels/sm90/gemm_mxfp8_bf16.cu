@@ -51,6 +51,7 @@
 #include "ptx/mbarrier.cuh"
 #include "ptx/wgmma.cuh"
 #include "ptx/wgmma_bf16.cuh"
+#include "sm90/gemm_bf16_convert.cuh"
 #include "sm90/gemm_params.cuh"
 #include "sm90/gemm_tiles.cuh"
 
@@ -75,73 +76,6 @@ constexpr int kAStageBytes = kBM * kBK;  // FP8 staging of one K stage of A (con
 // 64-register accumulators and the A fragments.
 constexpr int kProducerRegs = 104, kConsumerRegs = 200;
 static_assert(kProducerRegs + 2 * kConsumerRegs <= 3 * 168, "setmaxnreg pool: 384 threads launched at 168 registers");
-
-template <Fp8Kind K>
-struct Fp8Bits {
-  static constexpr bool kE4M3 = K == Fp8Kind::E4M3;
-  static constexpr uint32_t kShift = kE4M3 ? 4 : 5;
-  static constexpr uint32_t kMask = kE4M3 ? 0x87F087F0u : 0x8FE08FE0u;
-  static constexpr int kBias = kE4M3 ? 120 : 112;       // shifted bits = value * 2^-kBias
-  static constexpr int kMaxFastE = 254 - kBias;          // multiplier 2^(E-127+kBias) still a bf16 normal
-  static constexpr uint32_t kSpecialMask = kE4M3 ? 0x7F7F7F7Fu : 0x7C7C7C7Cu;  // NaN (E4M3), Inf/NaN (E5M2)
-  static constexpr uint32_t kSpecialAdd = kE4M3 ? 0x01010101u : 0x04040404u;
-  static constexpr dev::Fp8 kDev = kE4M3 ? dev::Fp8::E4M3 : dev::Fp8::E5M2;
-};
-
-__device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t sel) {
-  uint32_t d;
-  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(0u), "r"(sel));
-  return d;
-}
-__device__ __forceinline__ uint32_t mul_bf16x2(uint32_t a, uint32_t b) {
-  uint32_t d;
-  asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
-  return d;
-}
-
-// Bit 7 of some byte set iff the word holds an FP8 special (NaN; E5M2 also Inf).
-template <Fp8Kind K>
-__device__ __forceinline__ uint32_t special_bits(uint32_t w) {
-  return (w & Fp8Bits<K>::kSpecialMask) + Fp8Bits<K>::kSpecialAdd;
-}
-
-// A row's scale for one 32-block: the bf16x2 fast multiplier (0 when the block is masked), the
-// exact fp32 multiplier for the slow path, and whether the fast one cannot represent it.
-struct Scale {
-  uint32_t fast;
-  float exact;
-  bool slow;
-};
-template <Fp8Kind K>
-__device__ __forceinline__ Scale make_scale(uint32_t e, bool valid) {
-  Scale s;
-  s.fast = valid ? ((e + Fp8Bits<K>::kBias) << 7) * 0x00010001u : 0u;
-  s.exact = valid ? dev::ue8m0_to_f32(static_cast<uint8_t>(e)) : 0.0f;
-  s.slow = valid && static_cast<int>(e) > Fp8Bits<K>::kMaxFastE;
-  return s;
-}
-
-// Word w of FP8 bytes (b0..b3) -> bf16x2 (b0, b2) * s in `lo`, (b1, b3) * s in `hi`.
-template <Fp8Kind K>
-__device__ __forceinline__ void cvt_fast(uint32_t w, uint32_t s, uint32_t& lo, uint32_t& hi) {
-  using B = Fp8Bits<K>;
-  lo = mul_bf16x2((prmt(w, 0xA280u) << B::kShift) & B::kMask, s);
-  hi = mul_bf16x2((prmt(w, 0xB391u) << B::kShift) & B::kMask, s);
-}
-template <Fp8Kind K>
-__device__ __forceinline__ void cvt_exact(uint32_t w, float s, uint32_t& lo, uint32_t& hi) {
-  constexpr dev::Fp8 F = Fp8Bits<K>::kDev;
-  const float v0 = dev::fp8_to_f32<F>(static_cast<uint8_t>(w)) * s;
-  const float v1 = dev::fp8_to_f32<F>(static_cast<uint8_t>(w >> 8)) * s;
-  const float v2 = dev::fp8_to_f32<F>(static_cast<uint8_t>(w >> 16)) * s;
-  const float v3 = dev::fp8_to_f32<F>(static_cast<uint8_t>(w >> 24)) * s;
-  lo = dev::f32x2_to_bf16x2(v0, v2);
-  hi = dev::f32x2_to_bf16x2(v1, v3);
-}
-
-__device__ __forceinline__ void prefetch_l1(const void* p) {
-  asm volatile("prefetch.global.L1 [%0];" ::"l"(p));
-}
 
 template <Fp8Kind AK, Fp8Kind BK, bool kOutF32>
 __device__ __forceinline__ void gemm_body(const GemmSm90Params& p) {

@@ -67,4 +67,33 @@ constexpr int64_t gemm_sm90_bf16_smem_bytes(int64_t groups_in_table) {
          int64_t(kGemmSm90Bf16AStages) * kGemmSm90TileM * kGemmSm90Bf16TileK + 2 * 4 * (groups_in_table + 1);
 }
 
+// The TMA BF16-path kernel (kernels/sm90/gemm_mxfp8_tma.cu): one producer thread loads A's and B's
+// FP8 tiles with TMA into a ring of shared-memory stages; the two consumer warpgroups (64 rows each)
+// convert them -- B, split between them, into 128-byte-swizzled bf16 slots, A into the registers of
+// register-sourced wgmma -- and run bf16 wgmma on 128x256 output tiles, 64-wide K stages.
+constexpr int kGemmSm90TmaThreads = 384;
+constexpr int kGemmSm90TmaTileN = 256;
+constexpr int kGemmSm90TmaTileK = 64;
+constexpr int kGemmSm90TmaFp8Stages = 4;  // TMA ring depth (A and B FP8 tiles of one K stage each)
+constexpr int kGemmSm90TmaSlots = 3;      // bf16 B slots (3: see the kernel's slot-reuse argument)
+constexpr int64_t gemm_sm90_tma_fp8_stage_bytes() {
+  return int64_t(kGemmSm90TileM + kGemmSm90TmaTileN) * kGemmSm90TmaTileK;
+}
+constexpr int64_t gemm_sm90_tma_slot_bytes() { return int64_t(kGemmSm90TmaTileN) * kGemmSm90TmaTileK * 2; }
+// 1 KiB alignment slack, the bf16 B slots, the FP8 ring, 2 mbarriers per ring stage, the group table.
+constexpr int64_t gemm_sm90_tma_smem_bytes(int64_t groups_in_table) {
+  return 1024 + kGemmSm90TmaSlots * gemm_sm90_tma_slot_bytes() +
+         kGemmSm90TmaFp8Stages * (gemm_sm90_tma_fp8_stage_bytes() + 16) + 2 * 4 * (groups_in_table + 1);
+}
+
+// Kernel parameters of the TMA kernel: the TMA descriptors (CUtensorMap, 128 bytes each, encoded
+// by the launcher per Execute) of A as a 2D FP8 tensor [rows_total, K] and B as [groups * N, K]
+// ([N, K] when K-grouped), boxes of 64 bytes x (128 | 256) rows with the 64-byte swizzle, then the
+// common parameters.
+struct alignas(64) GemmSm90TmaParams {
+  alignas(64) uint8_t tmap_a[128];
+  alignas(64) uint8_t tmap_b[128];
+  GemmSm90Params g;
+};
+
 }  // namespace mxq

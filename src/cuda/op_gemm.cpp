@@ -4,6 +4,8 @@
 // so Execute only fills pointers and launches: no allocation, no host synchronization, so a plan
 // can be captured into a CUDA graph.
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -64,13 +66,35 @@ std::string sm90_bf16_supports(const GemmDesc& d, const DeviceInfo& dev) {
   return {};
 }
 
+// The TMA BF16-path kernel: the BF16 path's plans whose coordinates fit TMA's int32 box origins.
+std::string sm90_tma_supports(const GemmDesc& d, const DeviceInfo& dev) {
+  if (d.b_block_2d) return "B_BLOCK_2D hint set: the FP8-wgmma promotion kernel takes 32x32-block weights";
+  if (const char* env = std::getenv("MXQ_GEMM_SM90_TMA"); env && std::string(env) == "0")
+    return "disabled by MXQ_GEMM_SM90_TMA=0";
+  std::string why = sm90_supports(d, dev);
+  if (!why.empty()) return why;
+  const int64_t a_rows = grouped(d) ? d.m : d.batch * d.m;
+  const int64_t b_rows = grouped_k(d) ? d.n : kernel_groups(d) * d.n;
+  if (a_rows >= (int64_t(1) << 31) || b_rows >= (int64_t(1) << 31) || d.k >= (int64_t(1) << 31))
+    return fmt::format("A rows {} / B rows {} / K {} exceed TMA's 32-bit coordinates", a_rows, b_rows, d.k);
+  const int64_t smem = gemm_sm90_tma_smem_bytes(grouped(d) ? d.num_groups : 0) + 64;  // + static (scan buffer)
+  if (smem > dev.smem_optin)
+    return fmt::format("needs {} bytes of shared memory per block, the device allows {}", smem, dev.smem_optin);
+  return {};
+}
+
+enum class Sm90Kernel { Fp8Promotion, Bf16Path, Bf16Tma };
+
 class GemmSm90 final : public OpImpl {
  public:
   // bf16path: kernels/sm90/gemm_mxfp8_bf16.cu (exact conversion to bf16, bf16 wgmma); else
   // kernels/sm90/gemm_mxfp8.cu (FP8 wgmma, per-32-block promotion on the CUDA cores).
-  GemmSm90(const GemmDesc& d, Device& dev, bool bf16path) : d_(d), dev_(dev), bf16path_(bf16path) {
-    const std::string kname = fmt::format("mxq_gemm_sm90_{}{}_{}_{}", bf16path ? "bf16path_" : "", fp8_tag(d.a_dtype),
-                                          fp8_tag(d.b_dtype), d.d_dtype == MXQ_DTYPE_FP32 ? "f32" : "bf16");
+  GemmSm90(const GemmDesc& d, Device& dev, Sm90Kernel kind) : d_(d), dev_(dev), kind_(kind) {
+    const char* tag = kind == Sm90Kernel::Bf16Tma ? "tma_" : kind == Sm90Kernel::Bf16Path ? "bf16path_" : "";
+    const std::string kname =
+        fmt::format("mxq_gemm_sm90_{}{}_{}_{}{}", tag, fp8_tag(d.a_dtype), fp8_tag(d.b_dtype),
+                    d.d_dtype == MXQ_DTYPE_FP32 ? "f32" : "bf16",
+                    kind == Sm90Kernel::Bf16Tma && grouped_k(d) ? "_kgrouped" : "");
     fn_ = dev.kernel(kname.c_str());
     kname_ = kname;
     const bool swz = d.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
@@ -109,8 +133,14 @@ class GemmSm90 final : public OpImpl {
 
   std::string name() const override { return kname_; }
   std::string reason() const override {
-    return bf16path_ ? "sm_90a bf16 wgmma on MXFP8 operands converted exactly to bf16 in the kernel"
-                     : "sm_90a FP8 wgmma MXFP8 kernel with per-32-block promotion";
+    switch (kind_) {
+      case Sm90Kernel::Bf16Tma:
+        return "sm_90a TMA-fed bf16 wgmma on MXFP8 operands converted exactly to bf16 in the kernel";
+      case Sm90Kernel::Bf16Path:
+        return "sm_90a bf16 wgmma on MXFP8 operands converted exactly to bf16 in the kernel";
+      default:
+        return "sm_90a FP8 wgmma MXFP8 kernel with per-32-block promotion";
+    }
   }
 
   size_t required_alignment(mxqArgSlot_t slot) const override {
@@ -145,23 +175,62 @@ class GemmSm90 final : public OpImpl {
     MXQ_REQUIRE(!grouped(d_) || p.group_ends, MXQ_STATUS_BAD_PARAM_NULL_POINTER,
                 "grouped GEMM: GROUP_OFFSETS is required when grouped");
     // Persistent launch: one CTA per SM at most, never more than the tile count can use.
-    const int64_t tiles = max_m_tiles_ * layout::ceil_div(d_.n, bf16path_ ? kGemmSm90Bf16TileN : kGemmSm90TileN);
+    const int tile_n = kind_ == Sm90Kernel::Bf16Tma    ? kGemmSm90TmaTileN
+                       : kind_ == Sm90Kernel::Bf16Path ? kGemmSm90Bf16TileN
+                                                       : kGemmSm90TileN;
+    const int64_t tiles = max_m_tiles_ * layout::ceil_div(d_.n, static_cast<int64_t>(tile_n));
     const int64_t grid = std::max<int64_t>(1, std::min<int64_t>(tiles, dev_.sm_count()));
     Dim3 g, b;
     g.x = static_cast<unsigned>(grid);
-    b.x = bf16path_ ? kGemmSm90Bf16Threads : kGemmSm90Threads;
+    b.x = kind_ == Sm90Kernel::Bf16Tma    ? kGemmSm90TmaThreads
+          : kind_ == Sm90Kernel::Bf16Path ? kGemmSm90Bf16Threads
+                                          : kGemmSm90Threads;
+    if (kind_ == Sm90Kernel::Bf16Tma) {
+      GemmSm90TmaParams tp{};
+      tp.g = p;
+      const int64_t a_rows = p.rows_total;
+      const int64_t b_rows = grouped_k(d_) ? d_.n : kernel_groups(d_) * d_.n;
+      encode(p.a, a_rows, kGemmSm90TileM, tp.tmap_a, "A");
+      encode(p.b, b_rows, kGemmSm90TmaTileN, tp.tmap_b, "B");
+      void* params[] = {&tp};
+      dev_.launch(fn_, g, b, static_cast<size_t>(smem_), stream, params, kname_.c_str());
+      return;
+    }
     void* params[] = {&p};
     dev_.launch(fn_, g, b, static_cast<size_t>(smem_), stream, params, kname_.c_str());
   }
 
  private:
   int64_t smem_bytes(int64_t groups) const {
-    return bf16path_ ? gemm_sm90_bf16_smem_bytes(groups) : gemm_sm90_smem_bytes(groups);
+    switch (kind_) {
+      case Sm90Kernel::Bf16Tma:
+        return gemm_sm90_tma_smem_bytes(groups);
+      case Sm90Kernel::Bf16Path:
+        return gemm_sm90_bf16_smem_bytes(groups);
+      default:
+        return gemm_sm90_smem_bytes(groups);
+    }
+  }
+
+  // TMA descriptor of an FP8 operand seen as 2D [rows, K] bytes: boxes of 64 bytes (one K stage) x
+  // box_rows rows with the 64-byte swizzle; reads past the tensor fill zeros.
+  void encode(const uint8_t* base, int64_t rows, int box_rows, uint8_t (&out)[128], const char* what) const {
+    static_assert(sizeof(CUtensorMap) == 128, "CUtensorMap is 128 bytes");
+    CUtensorMap map;
+    const cuuint64_t dims[2] = {static_cast<cuuint64_t>(d_.k), static_cast<cuuint64_t>(rows)};
+    const cuuint64_t strides[1] = {static_cast<cuuint64_t>(d_.k)};
+    const cuuint32_t box[2] = {static_cast<cuuint32_t>(kGemmSm90TmaTileK), static_cast<cuuint32_t>(box_rows)};
+    const cuuint32_t elem[2] = {1, 1};
+    check(driver().cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<uint8_t*>(base), dims,
+                                          strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_64B,
+                                          CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+          fmt::format("cuTensorMapEncodeTiled (grouped GEMM {})", what).c_str());
+    std::memcpy(out, &map, sizeof map);
   }
 
   GemmDesc d_;
   Device& dev_;
-  bool bf16path_;
+  Sm90Kernel kind_;
   CUfunction fn_ = nullptr;
   std::string kname_;
   GemmSm90Params base_{};
@@ -174,6 +243,21 @@ class GemmSm90 final : public OpImpl {
 void register_gemm_kernels(Registry& r) {
   {
     KernelEntry<GemmDesc> e;
+    e.name = "sm90.gemm.mxfp8.bf16tma";
+    e.arch = {90, 90};
+    e.in_dtypes = {MXQ_DTYPE_E4M3, MXQ_DTYPE_E5M2};
+    e.out_dtypes = {MXQ_DTYPE_BF16, MXQ_DTYPE_FP32};
+    e.variant = "FP8 tiles by TMA, converted exactly to bf16 by the math warpgroups, bf16 wgmma m64n128k16 (A from "
+                "registers), 128x256 tiles, persistent over M groups / K groups / batch";
+    e.priority = 2;
+    e.supports = sm90_tma_supports;
+    e.make = [](const GemmDesc& d, Device& dev) -> std::unique_ptr<OpImpl> {
+      return std::make_unique<GemmSm90>(d, dev, Sm90Kernel::Bf16Tma);
+    };
+    r.add(std::move(e));
+  }
+  {
+    KernelEntry<GemmDesc> e;
     e.name = "sm90.gemm.mxfp8.bf16path";
     e.arch = {90, 90};
     e.in_dtypes = {MXQ_DTYPE_E4M3, MXQ_DTYPE_E5M2};
@@ -183,7 +267,7 @@ void register_gemm_kernels(Registry& r) {
     e.priority = 1;
     e.supports = sm90_bf16_supports;
     e.make = [](const GemmDesc& d, Device& dev) -> std::unique_ptr<OpImpl> {
-      return std::make_unique<GemmSm90>(d, dev, true);
+      return std::make_unique<GemmSm90>(d, dev, Sm90Kernel::Bf16Path);
     };
     r.add(std::move(e));
   }
@@ -196,7 +280,7 @@ void register_gemm_kernels(Registry& r) {
   e.priority = 0;
   e.supports = sm90_supports;
   e.make = [](const GemmDesc& d, Device& dev) -> std::unique_ptr<OpImpl> {
-    return std::make_unique<GemmSm90>(d, dev, false);
+    return std::make_unique<GemmSm90>(d, dev, Sm90Kernel::Fp8Promotion);
   };
   r.add(std::move(e));
 }

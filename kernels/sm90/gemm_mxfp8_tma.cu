@@ -1,0 +1,450 @@
+// MXFP8 grouped GEMM for Hopper (sm_90a), BF16 path with a TMA producer: D = alpha * A * B^T (+ D)
+// with A and B MXFP8 (1x32 UE8M0 scales along K). Every FP8 element is converted with its scale
+// *exactly* to bf16 (sm90/gemm_bf16_convert.cuh) and multiplied on bf16 wgmma with fp32
+// accumulation, so the result has the accuracy of an fp32 GEMM on the dequantized operands. Same
+// problems and tile scheduling as the other sm_90a GEMM kernels (gemm_tiles.cuh): M-grouped
+// (fprop/dgrad), K-grouped (wgrad), dense batched; 128x256 output tiles, 64-wide K stages,
+// persistent CTAs.
+//
+// Roles (384 threads, setmaxnreg 40 / 232). One thread of warpgroup 0 issues, per K stage, two TMA
+// loads -- A's 128 x 64 FP8 box and B's 256 x 64 box, 64-byte swizzled -- into a 4-deep ring whose
+// `full` mbarrier completes on the bytes and whose `empty` mbarrier counts the 256 consumer
+// threads. Warpgroups 1 and 2 (64 output rows each) do everything else, in lockstep:
+//   1. wait for the stage; thread t converts row t of B (64 FP8 bytes, two 32-blocks) into the
+//      stage's bf16 slot (128-byte swizzle, the layout wgmma's descriptor reads) and its A rows'
+//      bytes into the A fragments of register-sourced wgmma; release the FP8 stage;
+//   2. proxy fence, named barrier over the 256 consumer threads (B's slot is whole);
+//   3. issue the stage's 2 x 4 m64n128k16 wgmmas and commit; wait until one group is pending,
+//      i.e. the *previous* stage's wgmmas are done.
+// So a stage's conversion runs while the tensor cores work on the stage before it. Reuse: the A
+// fragments alternate between two register sets (the loop is unrolled by two; an odd stage count
+// gets one all-zero stage, whose TMA box lies past K and whose scales are 0), and a bf16 slot is
+// rewritten three stages later, by which time both warpgroups have passed a wait showing its
+// wgmmas done and a named barrier after it.
+//
+// Layout of a thread's data. A: thread (warp w, lane l) of consumer c owns rows r0 = 64c + 16w +
+// l/4 and r0 + 8, and the 16 bytes [16q, 16q + 16) of each (q = l % 4); the K permutation of
+// gemm_bf16_convert.cuh maps byte 16q + 4j + {0, 2, 1, 3} to column {2q, 2q + 1, 8 + 2q, 9 + 2q} of
+// K step j, and B's bf16 columns are written in the same order. FP8 stages are read through the
+// 64-byte swizzle (16-byte chunk c of row r at r * 64 + ((c ^ (r / 2 % 4)) * 16)), which makes a
+// warp's 16-byte reads of 32 B rows and of 8 A rows conflict-free.
+//
+// Masking. Rows outside the tile's group, N or the tensor, TMA fills or neighbours' data, land only
+// in accumulator rows and columns that are never stored; their scale multiplier is 0 so no scale
+// outside the tensors is read. K past the end: TMA zero-fills past K, and scale columns past
+// ceil(K/32) multiply by 0 (padding scales may be NaN). K-grouped ranges end anywhere inside a
+// stage, where the next group's tokens follow: the stage's bytes past the range are masked to zero
+// before conversion.
+#include <cstdint>
+#include <type_traits>
+
+#include "common/fp8.cuh"
+#include "core/layout.h"
+#include "ptx/async_copy.cuh"
+#include "ptx/mbarrier.cuh"
+#include "ptx/tma.cuh"
+#include "ptx/wgmma.cuh"
+#include "ptx/wgmma_bf16.cuh"
+#include "sm90/gemm_bf16_convert.cuh"
+#include "sm90/gemm_params.cuh"
+#include "sm90/gemm_tiles.cuh"
+
+namespace mxq {
+namespace sm90gemm {
+namespace tmapath {
+
+constexpr int kThreads = kGemmSm90TmaThreads;
+constexpr int kBM = kTileM, kBN = kGemmSm90TmaTileN, kBK = kGemmSm90TmaTileK;
+constexpr int kStages = kGemmSm90TmaFp8Stages;
+constexpr int kSlots = kGemmSm90TmaSlots;
+constexpr int kSlotBytes = static_cast<int>(gemm_sm90_tma_slot_bytes());
+constexpr int kAStageBytes = kBM * kBK;
+constexpr int kStageBytes = static_cast<int>(gemm_sm90_tma_fp8_stage_bytes());
+// setmaxnreg: launched at 384 x 168; 128 * 40 + 256 * 232 = 64512 = 384 * 168.
+constexpr int kProducerRegs = 40, kConsumerRegs = 232;
+static_assert(kProducerRegs + 2 * kConsumerRegs <= 3 * 168, "setmaxnreg pool: 384 threads launched at 168 registers");
+constexpr int kConsumerBarrier = 1;  // named barrier of the 256 consumer threads
+
+// Byte offset of 16-byte chunk c of 64-byte row r under TMA's 64-byte swizzle.
+__device__ __forceinline__ uint32_t sw64_offset(uint32_t r, uint32_t c) { return r * 64u + ((c ^ ((r >> 1) & 3u)) << 4); }
+
+// Scale codes: a UE8M0 byte, or kNoScale for a row or 32-block outside the operand (multiplier 0;
+// padding scales may be NaN and must not be used). The fast path's 16-bit bf16 multiplier
+// 2^(E-127+bias), the exact fp32 multiplier, and whether the fast one cannot represent it.
+constexpr uint32_t kNoScale = 0x100u;
+template <Fp8Kind K>
+__device__ __forceinline__ uint32_t code_mult(uint32_t e) {
+  return e == kNoScale ? 0u : (e + Fp8Bits<K>::kBias) << 7;
+}
+__device__ __forceinline__ float code_exact(uint32_t e) {
+  return e == kNoScale ? 0.0f : dev::ue8m0_to_f32(static_cast<uint8_t>(e));
+}
+template <Fp8Kind K>
+__device__ __forceinline__ bool code_slow(uint32_t e) {
+  return e != kNoScale && static_cast<int>(e) > Fp8Bits<K>::kMaxFastE;
+}
+
+// Keeps the bytes of word w (at byte `pos` of the stage) inside bytes [vlo, vhi) of the stage.
+__device__ __forceinline__ uint32_t mask_range(uint32_t w, int pos, int vlo, int vhi) {
+  const int n_hi = vhi - pos, n_lo = vlo - pos;
+  const uint32_t keep_below = n_hi >= 4 ? 0xFFFFFFFFu : n_hi <= 0 ? 0u : (1u << (8 * n_hi)) - 1u;
+  const uint32_t keep_above = n_lo <= 0 ? 0xFFFFFFFFu : n_lo >= 4 ? 0u : 0xFFFFFFFFu << (8 * n_lo);
+  return w & keep_below & keep_above;
+}
+
+// kKGroupedKernel: the K-grouped (wgrad) instance; M-grouped and dense plans launch the other one,
+// whose registers the K-grouped masking and shifted-block paths would otherwise crowd.
+template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, bool kKGroupedKernel>
+__device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  const GemmSm90Params& p = tp.g;
+  extern __shared__ uint8_t smem_raw[];
+  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  uint8_t* smem_fp8 = smem + kSlots * kSlotBytes;  // ring: [stage] A box (8 KiB), B box (16 KiB)
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem_fp8 + kStages * kStageBytes);
+  uint64_t* empty = full + kStages;
+  int* table = reinterpret_cast<int*>(empty + kStages);  // ends[G+1], prefix[G+1]
+  __shared__ int warp_buf[kThreads / 32];
+
+  const int tid = threadIdx.x;
+  if (tid == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      ptx::mbar_init(&full[s], 1);     // the producer's arrive.expect_tx; TMA completes the bytes
+      ptx::mbar_init(&empty[s], 256);  // every consumer thread, once the stage is converted
+    }
+    ptx::mbar_fence_init();
+  }
+  const TileSpace ts = build_tile_space<kThreads>(p, kBN, table, warp_buf);
+  __syncthreads();  // barriers initialized, table visible
+
+  const int64_t K = p.k, N = p.n;
+  const int wg = tid >> 7;
+
+  if (wg == 0) {
+    // ---- producer: one thread issues the TMA loads ---------------------------------------------------
+    ptx::setmaxnreg_dec<kProducerRegs>();
+    if (tid != 0) return;
+    ptx::tma_prefetch_desc(tp.tmap_a);
+    ptx::tma_prefetch_desc(tp.tmap_b);
+    uint32_t it = 0;
+    for (int64_t t = blockIdx.x; t < ts.total_tiles; t += gridDim.x) {
+      const TileInfo ti = decode_tile(p, ts, t, kBN);
+      const int64_t len = ts.kgrouped ? ti.len : K;
+      const int64_t a0 = ti.t0 & ~int64_t(15);  // TMA's innermost box coordinate must be 16-byte aligned
+      const int nk = static_cast<int>(layout::ceil_div(layout::ceil_div(len + (ti.t0 - a0), kBK), 2) * 2);
+      const int32_t arow = static_cast<int32_t>(ti.row_begin);
+      const int32_t brow = static_cast<int32_t>(ts.kgrouped ? ti.n0 : static_cast<int64_t>(ti.group) * N + ti.n0);
+      for (int kt = 0; kt < nk; ++kt, ++it) {
+        const uint32_t s = it % kStages, round = it / kStages;
+        ptx::mbar_wait(&empty[s], (round & 1) ^ 1);
+        ptx::mbar_arrive_expect_tx(&full[s], kStageBytes);
+        const int32_t kc0 = static_cast<int32_t>(a0 + int64_t(kt) * kBK);
+        uint8_t* st = smem_fp8 + s * kStageBytes;
+        ptx::tma_load_2d(ptx::smem_addr(st), tp.tmap_a, kc0, arow, &full[s]);
+        ptx::tma_load_2d(ptx::smem_addr(st + kAStageBytes), tp.tmap_b, kc0, brow, &full[s]);
+      }
+    }
+    return;
+  }
+
+  // ---- consumers ---------------------------------------------------------------------------------------
+  ptx::setmaxnreg_inc<kConsumerRegs>();
+  const bool swz = p.swizzled != 0;
+  const int cw = wg - 1, ctid = tid - 128, lane = tid & 31, warp_in_wg = (tid >> 5) & 3;
+  const int q = lane & 3;
+  const int r0 = cw * 64 + warp_in_wg * 16 + (lane >> 2);  // A rows r0, r0 + 8
+  const int c0 = q * 2;                                     // accumulator columns 8j + c0, + 1
+  const int br = ctid;                                      // the B row this thread converts
+  uint32_t it = 0;
+  for (int64_t t = blockIdx.x; t < ts.total_tiles; t += gridDim.x) {
+    const TileInfo ti = decode_tile(p, ts, t, kBN);
+    const bool wg_active = cw * 64 < ti.rows_valid;  // a tile's second half may be empty
+    float acc[2][64];
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int i = 0; i < 64; ++i) acc[h][i] = 0.0f;
+
+    // kKG: K-grouped tile; kShift: its range starts inside a 16-byte chunk (TMA boxes start 16-byte
+    // aligned, so the stages cover [a0, ...) with a0 = t0 rounded down, and 32-blocks straddle chunks).
+    auto run = [&](auto kg_tag, auto shift_tag) {
+      constexpr bool kKG = decltype(kg_tag)::value;
+      constexpr bool kShift = decltype(shift_tag)::value;
+      const int64_t len = kKG ? ti.len : K;
+      const int sh = kShift ? static_cast<int>(ti.t0 & 15) : 0;
+      const int kc = static_cast<int>(layout::scale_cols(len));
+      const int nk = static_cast<int>(layout::ceil_div(layout::ceil_div(len + sh, kBK), 2) * 2);
+      // Byte b of a chunk that starts a 32-block boundary's chunk (even chunks when shifted) takes
+      // the later block iff b >= sh: bit b of `selm`.
+      const uint32_t selm = (0xFFFFu << sh) & 0xFFFFu;
+      // Scale pointers: A rows r0, r0 + 8 (K-grouped: the data row; else the m-tile across groups /
+      // batch entries when swizzled), and B row br of the tile's group.
+      bool avalid[2];
+      int64_t asrow[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int rl = r0 + 8 * h;
+        avalid[h] = rl < ti.rows_valid;
+        asrow[h] = swz ? (kKG ? ti.row_begin : ti.mt * kBM) + rl : ti.row_begin + rl;
+      }
+      const bool bvalid = br < ti.n_valid;
+      const int64_t bsrow = ti.n0 + br;
+      const uint8_t* b_scales = p.b_scales + (kKG ? 0 : static_cast<int64_t>(ti.group) * p.b_scale_stride);
+      // Each scale row's column-0 byte; column c adds (c / 4) * 512 + c % 4 (swizzled) or c.
+      const uint8_t* a_srow[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        a_srow[h] = p.a_scales + (swz ? layout::swizzled_offset(asrow[h], 0, p.scale_ld) : asrow[h] * p.scale_ld);
+      const uint8_t* b_srow = b_scales + (swz ? layout::swizzled_offset(bsrow, 0, p.scale_ld) : bsrow * p.scale_ld);
+      const int col_base = ti.col_base;
+      // A scale byte, or kNoScale (multiplier 0) for rows / blocks outside the operand.
+      auto scale_byte = [&](const uint8_t* row, bool valid, int kb) -> uint32_t {
+        if (!valid || kb < 0 || kb >= kc) return kNoScale;
+        const int col = col_base + kb;
+        return __ldg(row + (swz ? (col >> 2) * layout::kTileBytes + (col & 3) : col));
+      };
+      // Scale bytes of stage kt: A rows' blocks 2kt + q/2 (and the one before, when shifted), B's
+      // row blocks 2kt - 1 (shifted only), 2kt, 2kt + 1.
+      auto load_e = [&](int kt, uint32_t (&ea)[2][2], uint32_t (&eb)[3]) {
+        const int kba = 2 * kt + (q >> 1);
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          ea[h][1] = scale_byte(a_srow[h], avalid[h], kba);
+          ea[h][0] = kShift ? scale_byte(a_srow[h], avalid[h], kba - 1) : kNoScale;
+        }
+        eb[0] = kShift ? scale_byte(b_srow, bvalid, 2 * kt - 1) : kNoScale;
+        eb[1] = scale_byte(b_srow, bvalid, 2 * kt);
+        eb[2] = scale_byte(b_srow, bvalid, 2 * kt + 1);
+      };
+      // Unshifted ranges: the scales of a stage pair (blocks 4i..4i+3 of a row) as one packed word
+      // per row, loaded a pair ahead -- one aligned 32-bit load when swizzled (column bases are
+      // multiples of 4 there), byte loads in LINEAR rows.
+      auto scale_word = [&](const uint8_t* row, bool valid, int i) -> uint32_t {
+        if (!valid) return 0u;
+        const int col = col_base + 4 * i;
+        if (swz) return __ldg(reinterpret_cast<const uint32_t*>(row + (col >> 2) * layout::kTileBytes));
+        uint32_t w = 0;
+#pragma unroll
+        for (int b = 0; b < 4; ++b)
+          if (4 * i + b < kc) w |= static_cast<uint32_t>(__ldg(row + col + b)) << (8 * b);
+        return w;
+      };
+      // The words of the current pair and of the two after it (loaded two pairs ahead: an L2 round
+      // trip under the kernel's own TMA traffic outlasts one pair of stages).
+      uint32_t wa[2], wb, wa_n1[2] = {0u, 0u}, wb_n1 = 0u, wa_n2[2] = {0u, 0u}, wb_n2 = 0u;
+      auto load_words = [&](int i, uint32_t (&a)[2], uint32_t& b) {
+        a[0] = scale_word(a_srow[0], avalid[0], i);
+        a[1] = scale_word(a_srow[1], avalid[1], i);
+        b = scale_word(b_srow, bvalid, i);
+      };
+      // The scale code of block kb from the packed word of its pair.
+      auto code_of = [&](uint32_t w, bool valid, int kb) -> uint32_t {
+        return valid && kb < kc ? (w >> (8 * (kb & 3))) & 0xFFu : kNoScale;
+      };
+      uint32_t ea[2][2], eb[3];
+      if constexpr (kShift) {
+        load_e(0, ea, eb);
+      } else {
+        load_words(0, wa, wb);
+        if (nk > 2) load_words(1, wa_n1, wb_n1);
+      }
+      uint32_t xa[4][4], xb[4][4];  // A fragments of even / odd stages
+
+      auto stage = [&](int kt, uint32_t (&x)[4][4]) {
+        if constexpr (!kShift) {
+          const int kba = 2 * kt + (q >> 1);
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            ea[h][1] = code_of(wa[h], avalid[h], kba);
+            ea[h][0] = kNoScale;
+          }
+          eb[0] = kNoScale;
+          eb[1] = code_of(wb, bvalid, 2 * kt);
+          eb[2] = code_of(wb, bvalid, 2 * kt + 1);
+        }
+        const uint32_t s = it % kStages, round = it / kStages;
+        const uint8_t* st = smem_fp8 + s * kStageBytes;
+        uint8_t* slot = smem + (it % kSlots) * kSlotBytes;
+        // K-grouped: the stage's bytes inside the range, [vlo, vhi); the rest is another group's.
+        const int64_t rem = len + sh - int64_t(kt) * kBK;
+        const int vlo = kt == 0 ? sh : 0;
+        const int vhi = rem >= kBK ? kBK : rem <= 0 ? 0 : static_cast<int>(rem);
+        const bool masked = kKG && (vlo > 0 || vhi < kBK);
+        ptx::mbar_wait(&full[s], round & 1);
+        // Load and screen B row br (-> bf16 slot row br; chunk c takes blocks 2kt - 1 + c/2 and
+        // 2kt + c/2 when shifted, else 2kt + c/2) and A rows r0, r0 + 8 (-> the fragments
+        // x[j] = {lo(r0), lo(r0+8), hi(r0), hi(r0+8)} of word j), then convert both in one block
+        // when neither needs the exact path, so the scheduler can interleave them.
+        uint32_t w[16];  // B: w[4c + j] is word j of chunk c
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+          const uint4 v = *reinterpret_cast<const uint4*>(st + kAStageBytes + sw64_offset(br, c));
+          w[4 * c + 0] = v.x;
+          w[4 * c + 1] = v.y;
+          w[4 * c + 2] = v.z;
+          w[4 * c + 3] = v.w;
+        }
+        uint32_t aw[2][4];  // A: aw[h][j] is word j of row r0 + 8h's chunk q
+        {
+          const uint4 raw0 = *reinterpret_cast<const uint4*>(st + sw64_offset(r0, q));
+          const uint4 raw1 = *reinterpret_cast<const uint4*>(st + sw64_offset(r0 + 8, q));
+          aw[0][0] = raw0.x, aw[0][1] = raw0.y, aw[0][2] = raw0.z, aw[0][3] = raw0.w;
+          aw[1][0] = raw1.x, aw[1][1] = raw1.y, aw[1][2] = raw1.z, aw[1][3] = raw1.w;
+        }
+        if (masked) {
+#pragma unroll
+          for (int i = 0; i < 16; ++i) w[i] = mask_range(w[i], 4 * i, vlo, vhi);
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) aw[h][j] = mask_range(aw[h][j], 16 * q + 4 * j, vlo, vhi);
+        }
+        uint32_t spec_b = 0, spec_a = 0;
+#pragma unroll
+        for (int i = 0; i < 16; ++i) spec_b |= special_bits<BK>(w[i]);
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+          for (int j = 0; j < 4; ++j) spec_a |= special_bits<AK>(aw[h][j]);
+        const bool slow_b = code_slow<BK>(eb[0]) || code_slow<BK>(eb[1]) || code_slow<BK>(eb[2]) ||
+                            (spec_b & 0x80808080u) != 0;
+        const bool slow_a = code_slow<AK>(ea[0][0]) || code_slow<AK>(ea[0][1]) || code_slow<AK>(ea[1][0]) ||
+                            code_slow<AK>(ea[1][1]) || (spec_a & 0x80808080u) != 0;
+        uint8_t* drow = slot + br * 128;
+        auto emit_b = [&](auto slow_tag) {
+          constexpr bool kSlow = decltype(slow_tag)::value;
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            uint32_t lo[4], hi[4];
+#pragma unroll
+            for (int c = 0; c < 4; ++c) {
+              const uint32_t H = eb[c / 2 + 1];
+              if constexpr (kShift) {
+                const uint32_t L = eb[c / 2];
+                const uint32_t sel = (c & 1) ? 0xFu : (selm >> (4 * j)) & 0xFu;
+                if constexpr (kSlow) cvt_exact_sel<BK>(w[4 * c + j], code_exact(L), code_exact(H), sel, lo[c], hi[c]);
+                else cvt_fast_sel<BK>(w[4 * c + j], code_mult<BK>(L), code_mult<BK>(H), sel, lo[c], hi[c]);
+              } else {
+                if constexpr (kSlow) cvt_exact<BK>(w[4 * c + j], code_exact(H), lo[c], hi[c]);
+                else cvt_fast<BK>(w[4 * c + j], code_mult<BK>(H) * 0x00010001u, lo[c], hi[c]);
+              }
+            }
+            *reinterpret_cast<uint4*>(drow + (((2 * j) ^ (br & 7)) << 4)) = make_uint4(lo[0], lo[1], lo[2], lo[3]);
+            *reinterpret_cast<uint4*>(drow + (((2 * j + 1) ^ (br & 7)) << 4)) = make_uint4(hi[0], hi[1], hi[2], hi[3]);
+          }
+        };
+        const uint32_t qsel = (q & 1) ? 0xFFFFu : selm;
+        auto emit_a = [&](auto slow_tag) {
+          constexpr bool kSlow = decltype(slow_tag)::value;
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const uint32_t H = ea[h][1];
+              if constexpr (kShift) {
+                const uint32_t L = ea[h][0];
+                const uint32_t sel = (qsel >> (4 * j)) & 0xFu;
+                if constexpr (kSlow) cvt_exact_sel<AK>(aw[h][j], code_exact(L), code_exact(H), sel, x[j][h], x[j][h + 2]);
+                else cvt_fast_sel<AK>(aw[h][j], code_mult<AK>(L), code_mult<AK>(H), sel, x[j][h], x[j][h + 2]);
+              } else {
+                if constexpr (kSlow) cvt_exact<AK>(aw[h][j], code_exact(H), x[j][h], x[j][h + 2]);
+                else cvt_fast<AK>(aw[h][j], code_mult<AK>(H) * 0x00010001u, x[j][h], x[j][h + 2]);
+              }
+            }
+          }
+        };
+        if (!slow_a && !slow_b) {
+          emit_b(std::false_type{});
+          emit_a(std::false_type{});
+        } else {
+          if (slow_b) emit_b(std::true_type{});
+          else emit_b(std::false_type{});
+          if (slow_a) emit_a(std::true_type{});
+          else emit_a(std::false_type{});
+        }
+        ptx::mbar_arrive(&empty[s]);  // the FP8 stage is consumed
+        ptx::fence_proxy_async_shared();  // this thread's bf16 stores -> wgmma's async-proxy reads
+        ptx::named_barrier_sync(kConsumerBarrier, 256);
+        {  // issued by both warpgroups, rows past the tile included: a wgmma under a branch the
+           // compiler cannot prove warp-uniform is serialized (ptxas C7518)
+          const uint32_t b_addr = ptx::smem_addr(slot);
+          ptx::wgmma_fence();
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            ptx::wgmma_bf16_rs<128, 0>(acc[0], x[j], ptx::smem_desc_k128_sw128(b_addr + 32 * j), 1);
+            ptx::wgmma_bf16_rs<128, 0>(acc[1], x[j], ptx::smem_desc_k128_sw128(b_addr + 128 * 128 + 32 * j), 1);
+          }
+          ptx::wgmma_commit();
+          // Scales ahead: loaded here, not before the proxy fence above, which would wait for them
+          // (it compiles to MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S).
+          if constexpr (kShift) {
+            if (kt + 1 < nk) load_e(kt + 1, ea, eb);
+          } else {
+            if ((kt & 1) == 0 && kt + 4 < nk) load_words((kt >> 1) + 2, wa_n2, wb_n2);
+          }
+          ptx::wgmma_wait<1>();  // the previous stage's wgmmas (and its A registers, slot) are done
+        }
+        ++it;
+      };
+      for (int kt = 0; kt < nk; kt += 2) {
+        stage(kt, xa);
+        stage(kt + 1, xb);
+        wa[0] = wa_n1[0], wa[1] = wa_n1[1], wb = wb_n1;
+        wa_n1[0] = wa_n2[0], wa_n1[1] = wa_n2[1], wb_n1 = wb_n2;
+      }
+      ptx::wgmma_wait<0>();
+      ptx::fence_acc(acc[0]);
+      ptx::fence_acc(acc[1]);
+    };
+    if constexpr (!kKGroupedKernel) run(std::false_type{}, std::false_type{});
+    else if ((ti.t0 & 15) == 0) run(std::true_type{}, std::false_type{});
+    else run(std::true_type{}, std::true_type{});
+
+    // ---- epilogue: alpha, optional accumulate, round once ------------------------------------------------
+    if (!wg_active) continue;
+    const bool pairs = (N & 1) == 0;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int rl = r0 + h * 8;
+      if (rl >= ti.rows_valid) continue;
+      const int64_t row = (ts.kgrouped ? static_cast<int64_t>(ti.group) * p.rows_total : 0) + ti.row_begin + rl;
+#pragma unroll
+      for (int nh = 0; nh < 2; ++nh) {
+#pragma unroll
+        for (int c = 0; c < 16; ++c) {
+          const int cl = nh * 128 + c * 8 + c0;
+          if (cl >= ti.n_valid) continue;
+          const int64_t idx = row * N + ti.n0 + cl;
+          const float v0 = p.alpha * acc[nh][c * 4 + h * 2], v1 = p.alpha * acc[nh][c * 4 + h * 2 + 1];
+          store_d_pair<kOutF32>(p, idx, v0, v1, cl + 1 < ti.n_valid, pairs);
+        }
+      }
+    }
+  }
+#else
+  // Generic PTX build (compute_90 without 'a'): no wgmma, setmaxnreg or TMA; the launcher never
+  // selects this kernel on such a device, and a stray launch fails loudly.
+  __trap();
+#endif
+}
+
+}  // namespace tmapath
+}  // namespace sm90gemm
+}  // namespace mxq
+
+// extern "C" entry points, looked up by name from the embedded image (src/cuda/op_gemm.cpp):
+// mxq_gemm_sm90_tma_<A>_<B>_<D>[_kgrouped].
+#define MXQ_GEMM_SM90_TMA_ENTRY(NAME, AK, BK, F32, KG)                                                             \
+  extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90TmaThreads, 1)                                         \
+      NAME(const __grid_constant__ mxq::GemmSm90TmaParams p) {                                                      \
+    mxq::sm90gemm::tmapath::gemm_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, KG>(p);                    \
+  }
+#define MXQ_GEMM_SM90_TMA_ENTRIES(A, B, AK, BK)                                          \
+  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16, AK, BK, false, false)     \
+  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32, AK, BK, true, false)       \
+  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16_kgrouped, AK, BK, false, true) \
+  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_kgrouped, AK, BK, true, true)
+
+MXQ_GEMM_SM90_TMA_ENTRIES(e4m3, e4m3, E4M3, E4M3)
+MXQ_GEMM_SM90_TMA_ENTRIES(e4m3, e5m2, E4M3, E5M2)
+MXQ_GEMM_SM90_TMA_ENTRIES(e5m2, e4m3, E5M2, E4M3)
