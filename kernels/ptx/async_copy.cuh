@@ -13,6 +13,14 @@ __device__ __forceinline__ uint32_t smem_addr(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
+// The first 1024-byte aligned byte of a dynamic shared-memory array (128-byte swizzled tiles need
+// it). Computed as an offset from the array itself, so the compiler still knows the result points
+// into shared memory and emits LDS/STS: rounding the generic address through an integer
+// loses that, and every access then goes through generic 64-bit LD/ST.
+__device__ __forceinline__ uint8_t* smem_align1024(uint8_t* raw) {
+  return raw + ((1024u - (smem_addr(raw) & 1023u)) & 1023u);
+}
+
 // Copies 16 bytes, or zero-fills the destination when !valid (no global byte is read then; src
 // must still be a mapped address, callers pass the tensor base).
 __device__ __forceinline__ void cp_async_16_zfill(uint32_t dst, const void* src, bool valid) {

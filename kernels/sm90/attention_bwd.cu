@@ -327,7 +327,7 @@ __device__ __forceinline__ void prep_body(const P& p) {
 template <int D>
 __device__ __forceinline__ void dkv_body(const P& p) {
   extern __shared__ uint8_t smem_raw[];
-  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  uint8_t* smem = ptx::smem_align1024(smem_raw);
   constexpr int kRowTile = kRows * D * 2, kStepTile = kStep * D * 2;
   uint8_t* k_tile = smem;
   uint8_t* v_tile = k_tile + kRowTile;
@@ -569,7 +569,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
 template <int D>
 __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
   extern __shared__ uint8_t smem_raw[];
-  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  uint8_t* smem = ptx::smem_align1024(smem_raw);
   constexpr int kRowTile = kRows * D * 2, kStepTile = kStep * D * 2;
   uint8_t* q_tile = smem;
   uint8_t* do_tile = q_tile + kRowTile;

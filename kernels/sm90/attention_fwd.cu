@@ -196,7 +196,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
   constexpr int kTileBytes = kTileKV * D * 2;
   constexpr uint32_t kTxBytes = kTileBytes;  // one K or V tile per TMA transaction
   extern __shared__ uint8_t smem_raw[];
-  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  uint8_t* smem = ptx::smem_align1024(smem_raw);
   // Q, then K stages 0 and 1, then V stages 0 and 1, then the mbarriers.
   uint8_t* sq = smem;
   auto sk = [&](int st) { return smem + (1 + st) * kTileBytes; };

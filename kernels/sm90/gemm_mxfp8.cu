@@ -60,7 +60,7 @@ template <Fp8Kind AK, Fp8Kind BK, bool kOutF32>
 __device__ __forceinline__ void gemm_body(const GemmSm90Params& p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ uint8_t smem_raw[];
-  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  uint8_t* smem = ptx::smem_align1024(smem_raw);
   float* scale_smem = reinterpret_cast<float*>(smem + kStages * kStageBytes);
   int* table = reinterpret_cast<int*>(scale_smem + kStages * kScaleStageFloats);  // ends[G+1], prefix[G+1]
   __shared__ int warp_buf[kThreads / 32];

@@ -81,7 +81,7 @@ template <Fp8Kind AK, Fp8Kind BK, bool kOutF32>
 __device__ __forceinline__ void gemm_body(const GemmSm90Params& p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ uint8_t smem_raw[];
-  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  uint8_t* smem = ptx::smem_align1024(smem_raw);
   uint8_t* smem_stage = smem + kStages * kSlotBytes;  // FP8 staging ring of the producer
   uint8_t* smem_astage = smem_stage + kFp8Stages * kStageBytes;  // A staging ring of the consumers
   uint64_t* full = reinterpret_cast<uint64_t*>(smem_astage + kAStages * kAStageBytes);

@@ -99,7 +99,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   const GemmSm90Params& p = tp.g;
   extern __shared__ uint8_t smem_raw[];
-  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  uint8_t* smem = ptx::smem_align1024(smem_raw);
   uint8_t* smem_fp8 = smem + kSlots * kSlotBytes;  // ring: [stage] A box (8 KiB), B box (16 KiB)
   uint64_t* full = reinterpret_cast<uint64_t*>(smem_fp8 + kStages * kStageBytes);
   uint64_t* empty = full + kStages;

@@ -286,11 +286,15 @@ void run_one(const Case& c, mxqHandle_t gpu, mxqHandle_t cpu) {
     REQUIRE(std::isfinite(r));
     ref_sq += r * r;
   }
-  // Hopper's FP8 wgmma adds the 32 products of a block with a truncated (about 13-bit) internal
-  // accumulator, so a block's partial sum is off by up to ~2^-12 of its |products|: the per-element
-  // bound is 2^-10 * |alpha| * sum|a*b| plus the output rounding (one bf16 ulp, or 2^-20 for fp32).
+  // Per-element bound: |alpha| * 2^-e * sum|a*b| plus the output rounding (one bf16 ulp, or 2^-20
+  // for fp32). The BF16 path multiplies exactly and adds in fp32: e = 10 is far above its error.
+  // Hopper's FP8 wgmma adds the 32 products of a block in a truncated (about 13-bit) accumulator
+  // aligned to the block's largest product, so each of the 31 smaller products can lose up to one
+  // unit of 2^-13 of that largest one: up to ~2^-8 of the block's sum|a*b| when one product
+  // dominates it, which E5M2 operands (wide exponent range) make common. e = 8 for that kernel
+  // (2^-10 was missed by marginal amounts, about once in five runs of the K-grouped cases).
   const double rtol = esz == 4 ? std::ldexp(1.0, -20) : std::ldexp(1.0, -7);
-  const double mag_scale = std::ldexp(std::fabs(static_cast<double>(c.alpha)), -10);
+  const double mag_scale = std::ldexp(std::fabs(static_cast<double>(c.alpha)), c.hint_2d ? -8 : -10);
   int64_t bad = 0;
   for (int64_t r = 0; r < d_rows; ++r) {
     for (int64_t j = 0; j < c.n; ++j) {
@@ -548,9 +552,9 @@ TEST_CASE("gpu gemm: scales beyond the BF16 path's one-multiply range take its e
   c.d = MXQ_DTYPE_FP32;
   c.scale_e_max = 150;  // E > 134 (E4M3) / > 142 (E5M2): the multiplier is not a bf16 normal
   run_case(c, h.gpu, h.cpu);
-  // BF16 path only: on an H100 the FP8-wgmma kernel missed its 2^-10 per-element bound once here
-  // (seed 7131655475731448838, D[180,227] 1.57356e-4 vs 1.57512e-4): its error model does not cover
-  // E5M2 operands with scales this wide (not investigated further; it is not the default kernel).
+  // Default (BF16-path) kernel only: on an H100 the FP8-wgmma kernel once missed the per-element
+  // bound it had then (2^-10 of sum|a*b|; seed 7131655475731448838, D[180,227] 1.57356e-4 vs
+  // 1.57512e-4), the dominated-block case described in run_one's bound.
   c.a = MXQ_DTYPE_E5M2;
   c.grouping = MXQ_GEMM_GROUPING_K;
   c.m = 96;

@@ -30,6 +30,8 @@ tar -C "$MXQ_BUILD_DIR/kernels" -czf "$out/ptxas.tgz" ptxas 2> /dev/null
 part=${GPU_CHECK_PART:-all}
 if [[ $part != 2 ]]; then
   stage gpu_tests 300 "$MXQ_BUILD_DIR/tests/mxq_gpu_tests"
+  # The cp.async BF16-path GEMM kernel, which takes the plans the default TMA kernel declines.
+  stage gemm_fallback 200 env MXQ_GEMM_SM90_TMA=0 "$MXQ_BUILD_DIR/tests/mxq_gpu_tests" "[gemm]"
   stage unit_tests 120 "$MXQ_BUILD_DIR/tests/mxq_tests"
   stage python_gpu 90 env PYTHON=python3 bindings/python/test.sh
 fi
