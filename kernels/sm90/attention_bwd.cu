@@ -224,17 +224,19 @@ __device__ __forceinline__ void mx_rows_to_frags(const float (&x)[32], uint32_t 
   }
 }
 
-__device__ __forceinline__ uint64_t desc(uint32_t addr) { return ptx::smem_desc_sw128(addr); }
+// Descriptor of the tile whose descriptor low word is `lo`, `off` bytes in (ptx/wgmma_bf16.cuh).
+__device__ __forceinline__ uint64_t desc(uint32_t lo, uint32_t off) { return ptx::smem_desc_sw128_at(lo, off); }
 
 // acc[64 x 64] = A B^T over D (bf16 wgmma m64n64k16, not committed): A is 64 rows of a 128-row
 // tile (kRows-row 64-column panels), B a 64-row step tile (kStep-row panels), both K-major along D.
 template <int D>
 __device__ __forceinline__ void issue_product_over_d(float (&acc)[32], uint32_t a_addr, uint32_t b_addr) {
   ptx::undef_acc(acc);  // the first wgmma overwrites acc
+  const uint32_t a_lo = ptx::smem_desc_sw128_lo(a_addr), b_lo = ptx::smem_desc_sw128_lo(b_addr);
 #pragma unroll
   for (int k = 0; k < D / 16; ++k) {
     const uint32_t ao = (k >> 2) * (kRows * 128) + (k & 3) * 32, bo = (k >> 2) * (kStep * 128) + (k & 3) * 32;
-    ptx::wgmma_bf16_ss<64, 0>(acc, ptx::smem_desc_sw128(a_addr + ao), ptx::smem_desc_sw128(b_addr + bo), k > 0);
+    ptx::wgmma_bf16_ss<64, 0>(acc, desc(a_lo, ao), desc(b_lo, bo), k > 0);
   }
 }
 
@@ -504,18 +506,18 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   // dV += Pq^T dO_col, dK += q(dS^T) Q_col of step it; with kNext, start step it+1.
   auto back = [&](int64_t it, auto next_tag) {
     constexpr bool kNext = decltype(next_tag)::value;
-    const uint32_t qc_addr = stage_addr(it) + 2 * kStepTile, doc_addr = qc_addr + kStepTile;
+    const uint32_t qc_lo = ptx::smem_desc_sw128_lo(stage_addr(it) + 2 * kStepTile), doc_lo = qc_lo + (kStepTile >> 4);
     Ld ldn{};
     if constexpr (kNext) ldn = load_ld(it + 1);
     // dV's products start while dS is quantized on the CUDA cores.
     ptx::wgmma_fence();
 #pragma unroll
-    for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dv, pa[k], desc(doc_addr + k * 32), 1);
+    for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dv, pa[k], desc(doc_lo, k * 32), 1);
     ptx::wgmma_commit();
     mx_rows_to_frags(dp, da);
     ptx::wgmma_fence();
 #pragma unroll
-    for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dk, da[k], desc(qc_addr + k * 32), 1);
+    for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dk, da[k], desc(qc_lo, k * 32), 1);
     ptx::wgmma_commit();
     if constexpr (kNext) {
       ptx::wgmma_wait<1>();  // dV done: its A registers are free
@@ -689,7 +691,7 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
       ptx::wgmma_commit();
     }
     const int st = it % kDqStages;
-    const uint32_t kc_addr = ptx::smem_addr(stage0 + st * 3 * kStepTile) + 2 * kStepTile;
+    const uint32_t kc_lo = ptx::smem_desc_sw128_lo(ptx::smem_addr(stage0 + st * 3 * kStepTile) + 2 * kStepTile);
     const int jbase = it * kStep;
     // Tile-local mask: entry (row r, column c) is visible iff r < lim_i, c < lim_j and (no mask or c <= r + lim_c).
     const bool full = rows_full && jbase + kStep <= lk32 && (!causal || jbase + kStep - 1 <= ioff32);
@@ -716,7 +718,7 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
     mx_rows_to_frags(dp, da);
     ptx::wgmma_fence();
 #pragma unroll
-    for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dq, da[k], desc(kc_addr + k * 32), 1);
+    for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dq, da[k], desc(kc_lo, k * 32), 1);
     ptx::wgmma_commit();
     if constexpr (kMode == 2) {
       ptx::wgmma_fence();
