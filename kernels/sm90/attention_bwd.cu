@@ -60,6 +60,7 @@
 #include "ptx/wgmma_bf16.cuh"
 #include "sm90/attention_bwd_params.cuh"
 #include "sm90/attention_common.cuh"
+#include "sm90/gemm_bf16_convert.cuh"
 
 namespace mxq {
 namespace sm90attn {
@@ -167,7 +168,7 @@ using attn::e4m3_round_bf16x2;
 
 // dev::scale_exponent<E4M3>(amax, RCEIL), dev::scale_inverse and dev::ue8m0_to_f32 of one block,
 // written with selects only (no branches inside the unrolled elementwise code), bit-identical to them.
-__device__ __forceinline__ void rceil_e4m3_scale(float amax, float& inv, float& m) {
+__device__ __forceinline__ uint32_t rceil_e4m3_exponent(float amax) {
   const uint32_t a = __float_as_uint(amax) & 0x7FFFFFFFu;
   const uint32_t b = __float_as_uint(__fmul_rn(__uint_as_float(a), __uint_as_float(0x3B124925u)));  // fl32(1/448)
   const uint32_t e0 = b >> 23, mant = b & 0x7FFFFFu;
@@ -175,6 +176,10 @@ __device__ __forceinline__ void rceil_e4m3_scale(float amax, float& inv, float& 
   uint32_t e = e0 + (inc ? 1u : 0u);  // b == 0 gives 0
   e = b == 0x7F800000u ? 0xFEu : e;   // amax = inf
   e = a > 0x7F800000u ? 0xFFu : e;    // amax = NaN
+  return e;
+}
+__device__ __forceinline__ void rceil_e4m3_scale(float amax, float& inv, float& m) {
+  const uint32_t e = rceil_e4m3_exponent(amax);
   const uint32_t ib = e == 0xFFu ? 0x7FFFFFFFu : e == 0xFEu ? 0x00400000u : (254u - e) << 23;
   const uint32_t mb = e == 0u ? 0x00400000u : e == 0xFFu ? 0x7FC00000u : e << 23;
   inv = __uint_as_float(ib);
@@ -184,7 +189,8 @@ __device__ __forceinline__ void rceil_e4m3_scale(float amax, float& inv, float& 
 // Given the 32 fp32 accumulator values of a 64x64 tile (rows r0, r0+8; the layout of
 // wgmma_bf16.cuh), MXFP8-quantizes each row's two 32-column blocks (E4M3, RCEIL, the quantizer's
 // arithmetic: cpu mx_roundtrip) and returns the dequantized values as bf16 A fragments.
-__device__ __forceinline__ void mx_rows_to_frags(const float (&x)[32], uint32_t (&a)[4][4]) {
+// The exact general form: E4M3 -> f16x2 -> two fp32, times the fp32 multiplier, -> bf16x2.
+__device__ __forceinline__ void mx_rows_to_frags_exact(const float (&x)[32], uint32_t (&a)[4][4]) {
   float amax[2][2];
 #pragma unroll
   for (int blk = 0; blk < 2; ++blk) {
@@ -219,6 +225,77 @@ __device__ __forceinline__ void mx_rows_to_frags(const float (&x)[32], uint32_t 
                                                                     __fmul_rn(x[4 * jj + 2 * half + 1], inv));
         // accumulator pair index (4 jj + 2 half) / 2 -> fragment [k = jj/2][(jj%2)*2 + half]
         a[jj >> 1][(jj & 1) * 2 + half] = dq2(q, m);
+      }
+    }
+  }
+}
+
+// max(v, |x|) with NaN propagation (max.NaN; ptxas folds the abs into the FMNMX).
+__device__ __forceinline__ float max_abs_nan(float v, float x) {
+  float d;
+  asm("{\n.reg .f32 t;\nabs.f32 t, %2;\nmax.NaN.f32 %0, %1, t;\n}" : "=f"(d) : "f"(v), "f"(x));
+  return d;
+}
+__device__ __forceinline__ float max_nan(float v, float x) {
+  float d;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(d) : "f"(v), "f"(x));
+  return d;
+}
+
+// mx_rows_to_frags_exact's results, cheaper: the E4M3 codes go to bf16 by bit placement and one
+// bf16x2 multiply by 2^(E-127+120) (sm90/gemm_bf16_convert.cuh, exact, subnormals included), and
+// the inverse scale is 2^(127-E) directly. Valid while every block's scale exponent E <= 134 and
+// no block holds a NaN (an E4M3 NaN code would come out finite): the block maxima propagate NaN
+// here, so a NaN, an Inf or a large block gives E > 134 and its warp takes the exact form (a
+// warp-uniform branch; amax is then recomputed with fmaxf, as the quantizer does).
+__device__ __forceinline__ void mx_rows_to_frags(const float (&x)[32], uint32_t (&a)[4][4]) {
+  using Cvt = sm90gemm::Fp8Bits<ptx::Fp8Kind::E4M3>;
+  float amax[2][2];
+#pragma unroll
+  for (int blk = 0; blk < 2; ++blk) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      float v = 0.0f;
+#pragma unroll
+      for (int jj = 4 * blk; jj < 4 * blk + 4; ++jj)
+        v = max_abs_nan(max_abs_nan(v, x[4 * jj + 2 * half]), x[4 * jj + 2 * half + 1]);
+      amax[blk][half] = v;
+    }
+  }
+#pragma unroll
+  for (int blk = 0; blk < 2; ++blk)
+#pragma unroll
+    for (int half = 0; half < 2; ++half)
+      amax[blk][half] = max_nan(amax[blk][half], __shfl_xor_sync(0xFFFFFFFFu, amax[blk][half], 1));
+#pragma unroll
+  for (int blk = 0; blk < 2; ++blk)
+#pragma unroll
+    for (int half = 0; half < 2; ++half)
+      amax[blk][half] = max_nan(amax[blk][half], __shfl_xor_sync(0xFFFFFFFFu, amax[blk][half], 2));
+  uint32_t e[2][2];
+  bool slow = false;
+#pragma unroll
+  for (int blk = 0; blk < 2; ++blk)
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      e[blk][half] = rceil_e4m3_exponent(amax[blk][half]);
+      slow |= e[blk][half] > static_cast<uint32_t>(Cvt::kMaxFastE);
+    }
+  if (__any_sync(0xFFFFFFFFu, slow)) {
+    mx_rows_to_frags_exact(x, a);
+    return;
+  }
+#pragma unroll
+  for (int blk = 0; blk < 2; ++blk) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const float inv = __uint_as_float((254u - e[blk][half]) << 23);             // 2^(127-E), E <= 134
+      const uint32_t mul = ((e[blk][half] + Cvt::kBias) << 7) * 0x00010001u;  // bf16x2 2^(E-127+120)
+#pragma unroll
+      for (int jj = 4 * blk; jj < 4 * blk + 4; ++jj) {
+        const uint16_t q = dev::f32x2_to_fp8x2_satfinite<Fp8::E4M3>(__fmul_rn(x[4 * jj + 2 * half], inv),
+                                                                    __fmul_rn(x[4 * jj + 2 * half + 1], inv));
+        a[jj >> 1][(jj & 1) * 2 + half] = sm90gemm::cvt_fast_pair<ptx::Fp8Kind::E4M3>(q, mul);
       }
     }
   }
