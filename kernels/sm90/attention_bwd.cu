@@ -512,9 +512,22 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   struct Ld {
     float lse_lo, lse_hi, dlt_lo, dlt_hi;
   };
-  auto load_ld = [&](int64_t it) {
-    const int64_t i0 = (qb_first + it % per_head) * kStep;
-    const int64_t bh = b * p.heads_q + hk * p.group + it / per_head;
+  // A step's position, advanced incrementally (a division per step cost ~40 instructions per warp):
+  // its first query row i0 and its (batch, q head) bh; step it is q block qb_first + it % per_head
+  // of query head hk * group + it / per_head.
+  struct Pos {
+    int64_t i0, bh;
+  };
+  const int64_t i0_first = qb_first * kStep, i0_end = nqb * kStep;
+  auto next_pos = [&](Pos ps) {
+    ps.i0 += kStep;
+    const bool wrap = ps.i0 >= i0_end;
+    ps.i0 = wrap ? i0_first : ps.i0;
+    ps.bh += wrap ? 1 : 0;
+    return ps;
+  };
+  auto load_ld = [&](const Pos& ps) {
+    const int64_t i0 = ps.i0, bh = ps.bh;
     const float* lse_g = p.lse + bh * p.seqlen_q + i0;
     const float* dlt_g = p.delta + bh * p.seqlen_q + i0;
     const int nq = clamp32(lq - i0);
@@ -525,8 +538,8 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     r.dlt_hi = l + 32 < nq ? __ldg(dlt_g + l + 32) : 0.0f;
     return r;
   };
-  auto front = [&](int64_t it, const Ld& ld) {
-    const int64_t i0 = (qb_first + it % per_head) * kStep;
+  auto front = [&](const Pos& ps, const Ld& ld) {
+    const int64_t i0 = ps.i0;
     const float lse_lo = ld.lse_lo * kLog2e, lse_hi = ld.lse_hi * kLog2e;
     const float dlt_lo = ld.dlt_lo, dlt_hi = ld.dlt_hi;
     // Tile-local mask: entry (row r, column c) is visible iff c < lim_q, r < lim_k and (no mask or r <= c + lim_c).
@@ -581,11 +594,11 @@ __device__ __forceinline__ void dkv_body(const P& p) {
       pa[q >> 2][q & 3] = e4m3_round_bf16x2(__fmul_rn(s[2 * q], p_scale), __fmul_rn(s[2 * q + 1], p_scale));
   };
   // dV += Pq^T dO_col, dK += q(dS^T) Q_col of step it; with kNext, start step it+1.
-  auto back = [&](int64_t it, auto next_tag) {
+  auto back = [&](int64_t it, const Pos& pn, auto next_tag) {  // pn: the position of step it+1
     constexpr bool kNext = decltype(next_tag)::value;
     const uint32_t qc_lo = ptx::smem_desc_sw128_lo(stage_addr(it) + 2 * kStepTile), doc_lo = qc_lo + (kStepTile >> 4);
     Ld ldn{};
-    if constexpr (kNext) ldn = load_ld(it + 1);
+    if constexpr (kNext) ldn = load_ld(pn);
     // dV's products start while dS is quantized on the CUDA cores.
     ptx::wgmma_fence();
 #pragma unroll
@@ -606,7 +619,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
       for (int k = 0; k < 4; ++k) ptx::fence_regs(da[k]);
       ptx::mbar_arrive(&empty[it & 1]);
       issue_dp(it + 1);
-      front(it + 1, ldn);
+      front(pn, ldn);
     } else {
       ptx::wgmma_wait<0>();
 #pragma unroll
@@ -617,12 +630,16 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     }
   };
   if (n_iters > 0) {  // one block, so ptxas sees every wgmma retired before the epilogue
-    const Ld ld0 = load_ld(0);
+    Pos pn{i0_first, b * p.heads_q + hk * p.group};
+    const Ld ld0 = load_ld(pn);
     issue_s(0);
     issue_dp(0);
-    front(0, ld0);
-    for (int64_t it = 0; it + 1 < n_iters; ++it) back(it, std::true_type{});
-    back(n_iters - 1, std::false_type{});
+    front(pn, ld0);
+    for (int64_t it = 0; it + 1 < n_iters; ++it) {
+      pn = next_pos(pn);
+      back(it, pn, std::true_type{});
+    }
+    back(n_iters - 1, pn, std::false_type{});
   }
   ptx::fence_acc(dv);
   ptx::fence_acc(dk);
