@@ -38,6 +38,13 @@
 //    out behind dQ) before the elementwise work of the current one.
 //  - The elementwise code is straight-line: masks are applied by a second pass of selects only on
 //    tiles that need them (a uniform branch), and the MXFP8 scale of dS is computed with selects.
+//  - The MXFP8 round trip of dS returns its E4M3 codes to bf16 with the GEMM's exact conversion
+//    (sm90/gemm_bf16_convert.cuh: PRMT + shift + mask + one bf16x2 multiply by 2^(E-127+120)) rather
+//    than E4M3 -> f16x2 -> fp32 -> multiply -> bf16x2; block maxima propagate NaN, and a warp with a
+//    NaN, an Inf or a scale exponent above 134 takes the fp32 form (a uniform branch, same bits).
+//  - Per-step bookkeeping is kept off the math warps' issue slots: wgmma descriptors are built once
+//    per tile and advanced by constants, and dK/dV's (q block, head) position is advanced
+//    incrementally instead of divided out of the step index.
 //  - P and dS go from the accumulator of one wgmma straight into the A registers of the next
 //    (kernels/ptx/wgmma_bf16.cuh): the fp32 accumulator pairs of columns 16k..16k+15 are the A
 //    fragment of K step k. The 32-blocks of the dS quantization (32 columns of the accumulator row)
