@@ -44,6 +44,17 @@ __device__ __forceinline__ uint64_t smem_desc_sw128(uint32_t smem_addr) {
   return desc;
 }
 
+// The same descriptor split into its words: the low word (start address, leading byte offset)
+// computed once per tile, the high word a constant. Offsets inside a tile are added to the low word
+// as (bytes >> 4): shared addresses stay below 2^18, so the 14-bit address field never carries.
+constexpr uint32_t kSw128DescHi = (1024u >> 4) | (1u << 30);  // stride byte offset, 128B swizzle
+__device__ __forceinline__ uint32_t smem_desc_sw128_lo(uint32_t smem_addr) {
+  return ((smem_addr & 0x3FFFFu) >> 4) | ((1024u >> 4) << 16);
+}
+__device__ __forceinline__ uint64_t smem_desc_sw128_at(uint32_t desc_lo, uint32_t byte_offset) {
+  return (static_cast<uint64_t>(kSw128DescHi) << 32) | (desc_lo + (byte_offset >> 4));
+}
+
 // Byte offset of element (row, col16) of a 128-byte-swizzled tile of 128-byte rows, col16 being the
 // 16-byte chunk (0..7) within the row: the layout wgmma reads and TMA's SWIZZLE_128B writes.
 __device__ __forceinline__ uint32_t sw128_offset(uint32_t row, uint32_t chunk16) {

@@ -38,6 +38,13 @@
 //    out behind dQ) before the elementwise work of the current one.
 //  - The elementwise code is straight-line: masks are applied by a second pass of selects only on
 //    tiles that need them (a uniform branch), and the MXFP8 scale of dS is computed with selects.
+//  - The MXFP8 round trip of dS returns its E4M3 codes to bf16 with the GEMM's exact conversion
+//    (sm90/gemm_bf16_convert.cuh: PRMT + shift + mask + one bf16x2 multiply by 2^(E-127+120)) rather
+//    than E4M3 -> f16x2 -> fp32 -> multiply -> bf16x2; block maxima propagate NaN, and a warp with a
+//    NaN, an Inf or a scale exponent above 134 takes the fp32 form (a uniform branch, same bits).
+//  - Per-step bookkeeping is kept off the math warps' issue slots: wgmma descriptors are built once
+//    per tile and advanced by constants, and dK/dV's (q block, head) position is advanced
+//    incrementally instead of divided out of the step index.
 //  - P and dS go from the accumulator of one wgmma straight into the A registers of the next
 //    (kernels/ptx/wgmma_bf16.cuh): the fp32 accumulator pairs of columns 16k..16k+15 are the A
 //    fragment of K step k. The 32-blocks of the dS quantization (32 columns of the accumulator row)
@@ -60,6 +67,7 @@
 #include "ptx/wgmma_bf16.cuh"
 #include "sm90/attention_bwd_params.cuh"
 #include "sm90/attention_common.cuh"
+#include "sm90/gemm_bf16_convert.cuh"
 
 namespace mxq {
 namespace sm90attn {
@@ -167,7 +175,7 @@ using attn::e4m3_round_bf16x2;
 
 // dev::scale_exponent<E4M3>(amax, RCEIL), dev::scale_inverse and dev::ue8m0_to_f32 of one block,
 // written with selects only (no branches inside the unrolled elementwise code), bit-identical to them.
-__device__ __forceinline__ void rceil_e4m3_scale(float amax, float& inv, float& m) {
+__device__ __forceinline__ uint32_t rceil_e4m3_exponent(float amax) {
   const uint32_t a = __float_as_uint(amax) & 0x7FFFFFFFu;
   const uint32_t b = __float_as_uint(__fmul_rn(__uint_as_float(a), __uint_as_float(0x3B124925u)));  // fl32(1/448)
   const uint32_t e0 = b >> 23, mant = b & 0x7FFFFFu;
@@ -175,6 +183,10 @@ __device__ __forceinline__ void rceil_e4m3_scale(float amax, float& inv, float& 
   uint32_t e = e0 + (inc ? 1u : 0u);  // b == 0 gives 0
   e = b == 0x7F800000u ? 0xFEu : e;   // amax = inf
   e = a > 0x7F800000u ? 0xFFu : e;    // amax = NaN
+  return e;
+}
+__device__ __forceinline__ void rceil_e4m3_scale(float amax, float& inv, float& m) {
+  const uint32_t e = rceil_e4m3_exponent(amax);
   const uint32_t ib = e == 0xFFu ? 0x7FFFFFFFu : e == 0xFEu ? 0x00400000u : (254u - e) << 23;
   const uint32_t mb = e == 0u ? 0x00400000u : e == 0xFFu ? 0x7FC00000u : e << 23;
   inv = __uint_as_float(ib);
@@ -184,7 +196,8 @@ __device__ __forceinline__ void rceil_e4m3_scale(float amax, float& inv, float& 
 // Given the 32 fp32 accumulator values of a 64x64 tile (rows r0, r0+8; the layout of
 // wgmma_bf16.cuh), MXFP8-quantizes each row's two 32-column blocks (E4M3, RCEIL, the quantizer's
 // arithmetic: cpu mx_roundtrip) and returns the dequantized values as bf16 A fragments.
-__device__ __forceinline__ void mx_rows_to_frags(const float (&x)[32], uint32_t (&a)[4][4]) {
+// The exact general form: E4M3 -> f16x2 -> two fp32, times the fp32 multiplier, -> bf16x2.
+__device__ __forceinline__ void mx_rows_to_frags_exact(const float (&x)[32], uint32_t (&a)[4][4]) {
   float amax[2][2];
 #pragma unroll
   for (int blk = 0; blk < 2; ++blk) {
@@ -224,17 +237,90 @@ __device__ __forceinline__ void mx_rows_to_frags(const float (&x)[32], uint32_t 
   }
 }
 
-__device__ __forceinline__ uint64_t desc(uint32_t addr) { return ptx::smem_desc_sw128(addr); }
+// max(v, |x|) with NaN propagation (max.NaN; ptxas folds the abs into the FMNMX).
+__device__ __forceinline__ float max_abs_nan(float v, float x) {
+  float d;
+  asm("{\n.reg .f32 t;\nabs.f32 t, %2;\nmax.NaN.f32 %0, %1, t;\n}" : "=f"(d) : "f"(v), "f"(x));
+  return d;
+}
+__device__ __forceinline__ float max_nan(float v, float x) {
+  float d;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(d) : "f"(v), "f"(x));
+  return d;
+}
+
+// mx_rows_to_frags_exact's results, cheaper: the E4M3 codes go to bf16 by bit placement and one
+// bf16x2 multiply by 2^(E-127+120) (sm90/gemm_bf16_convert.cuh, exact, subnormals included), and
+// the inverse scale is 2^(127-E) directly. Valid while every block's scale exponent E <= 134 and
+// no block holds a NaN (an E4M3 NaN code would come out finite): the block maxima propagate NaN
+// here, so a NaN, an Inf or a large block gives E > 134 and its warp takes the exact form (a
+// warp-uniform branch; amax is then recomputed with fmaxf, as the quantizer does).
+__device__ __forceinline__ void mx_rows_to_frags(const float (&x)[32], uint32_t (&a)[4][4]) {
+  using Cvt = sm90gemm::Fp8Bits<ptx::Fp8Kind::E4M3>;
+  float amax[2][2];
+#pragma unroll
+  for (int blk = 0; blk < 2; ++blk) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      float v = 0.0f;
+#pragma unroll
+      for (int jj = 4 * blk; jj < 4 * blk + 4; ++jj)
+        v = max_abs_nan(max_abs_nan(v, x[4 * jj + 2 * half]), x[4 * jj + 2 * half + 1]);
+      amax[blk][half] = v;
+    }
+  }
+#pragma unroll
+  for (int blk = 0; blk < 2; ++blk)
+#pragma unroll
+    for (int half = 0; half < 2; ++half)
+      amax[blk][half] = max_nan(amax[blk][half], __shfl_xor_sync(0xFFFFFFFFu, amax[blk][half], 1));
+#pragma unroll
+  for (int blk = 0; blk < 2; ++blk)
+#pragma unroll
+    for (int half = 0; half < 2; ++half)
+      amax[blk][half] = max_nan(amax[blk][half], __shfl_xor_sync(0xFFFFFFFFu, amax[blk][half], 2));
+  uint32_t e[2][2];
+  bool slow = false;
+#pragma unroll
+  for (int blk = 0; blk < 2; ++blk)
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      e[blk][half] = rceil_e4m3_exponent(amax[blk][half]);
+      slow |= e[blk][half] > static_cast<uint32_t>(Cvt::kMaxFastE);
+    }
+  if (__any_sync(0xFFFFFFFFu, slow)) {
+    mx_rows_to_frags_exact(x, a);
+    return;
+  }
+#pragma unroll
+  for (int blk = 0; blk < 2; ++blk) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const float inv = __uint_as_float((254u - e[blk][half]) << 23);             // 2^(127-E), E <= 134
+      const uint32_t mul = ((e[blk][half] + Cvt::kBias) << 7) * 0x00010001u;  // bf16x2 2^(E-127+120)
+#pragma unroll
+      for (int jj = 4 * blk; jj < 4 * blk + 4; ++jj) {
+        const uint16_t q = dev::f32x2_to_fp8x2_satfinite<Fp8::E4M3>(__fmul_rn(x[4 * jj + 2 * half], inv),
+                                                                    __fmul_rn(x[4 * jj + 2 * half + 1], inv));
+        a[jj >> 1][(jj & 1) * 2 + half] = sm90gemm::cvt_fast_pair<ptx::Fp8Kind::E4M3>(q, mul);
+      }
+    }
+  }
+}
+
+// Descriptor of the tile whose descriptor low word is `lo`, `off` bytes in (ptx/wgmma_bf16.cuh).
+__device__ __forceinline__ uint64_t desc(uint32_t lo, uint32_t off) { return ptx::smem_desc_sw128_at(lo, off); }
 
 // acc[64 x 64] = A B^T over D (bf16 wgmma m64n64k16, not committed): A is 64 rows of a 128-row
 // tile (kRows-row 64-column panels), B a 64-row step tile (kStep-row panels), both K-major along D.
 template <int D>
 __device__ __forceinline__ void issue_product_over_d(float (&acc)[32], uint32_t a_addr, uint32_t b_addr) {
   ptx::undef_acc(acc);  // the first wgmma overwrites acc
+  const uint32_t a_lo = ptx::smem_desc_sw128_lo(a_addr), b_lo = ptx::smem_desc_sw128_lo(b_addr);
 #pragma unroll
   for (int k = 0; k < D / 16; ++k) {
     const uint32_t ao = (k >> 2) * (kRows * 128) + (k & 3) * 32, bo = (k >> 2) * (kStep * 128) + (k & 3) * 32;
-    ptx::wgmma_bf16_ss<64, 0>(acc, ptx::smem_desc_sw128(a_addr + ao), ptx::smem_desc_sw128(b_addr + bo), k > 0);
+    ptx::wgmma_bf16_ss<64, 0>(acc, desc(a_lo, ao), desc(b_lo, bo), k > 0);
   }
 }
 
@@ -433,9 +519,22 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   struct Ld {
     float lse_lo, lse_hi, dlt_lo, dlt_hi;
   };
-  auto load_ld = [&](int64_t it) {
-    const int64_t i0 = (qb_first + it % per_head) * kStep;
-    const int64_t bh = b * p.heads_q + hk * p.group + it / per_head;
+  // A step's position, advanced incrementally (a division per step cost ~40 instructions per warp):
+  // its first query row i0 and its (batch, q head) bh; step it is q block qb_first + it % per_head
+  // of query head hk * group + it / per_head.
+  struct Pos {
+    int64_t i0, bh;
+  };
+  const int64_t i0_first = qb_first * kStep, i0_end = nqb * kStep;
+  auto next_pos = [&](Pos ps) {
+    ps.i0 += kStep;
+    const bool wrap = ps.i0 >= i0_end;
+    ps.i0 = wrap ? i0_first : ps.i0;
+    ps.bh += wrap ? 1 : 0;
+    return ps;
+  };
+  auto load_ld = [&](const Pos& ps) {
+    const int64_t i0 = ps.i0, bh = ps.bh;
     const float* lse_g = p.lse + bh * p.seqlen_q + i0;
     const float* dlt_g = p.delta + bh * p.seqlen_q + i0;
     const int nq = clamp32(lq - i0);
@@ -446,8 +545,8 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     r.dlt_hi = l + 32 < nq ? __ldg(dlt_g + l + 32) : 0.0f;
     return r;
   };
-  auto front = [&](int64_t it, const Ld& ld) {
-    const int64_t i0 = (qb_first + it % per_head) * kStep;
+  auto front = [&](const Pos& ps, const Ld& ld) {
+    const int64_t i0 = ps.i0;
     const float lse_lo = ld.lse_lo * kLog2e, lse_hi = ld.lse_hi * kLog2e;
     const float dlt_lo = ld.dlt_lo, dlt_hi = ld.dlt_hi;
     // Tile-local mask: entry (row r, column c) is visible iff c < lim_q, r < lim_k and (no mask or r <= c + lim_c).
@@ -502,20 +601,20 @@ __device__ __forceinline__ void dkv_body(const P& p) {
       pa[q >> 2][q & 3] = e4m3_round_bf16x2(__fmul_rn(s[2 * q], p_scale), __fmul_rn(s[2 * q + 1], p_scale));
   };
   // dV += Pq^T dO_col, dK += q(dS^T) Q_col of step it; with kNext, start step it+1.
-  auto back = [&](int64_t it, auto next_tag) {
+  auto back = [&](int64_t it, const Pos& pn, auto next_tag) {  // pn: the position of step it+1
     constexpr bool kNext = decltype(next_tag)::value;
-    const uint32_t qc_addr = stage_addr(it) + 2 * kStepTile, doc_addr = qc_addr + kStepTile;
+    const uint32_t qc_lo = ptx::smem_desc_sw128_lo(stage_addr(it) + 2 * kStepTile), doc_lo = qc_lo + (kStepTile >> 4);
     Ld ldn{};
-    if constexpr (kNext) ldn = load_ld(it + 1);
+    if constexpr (kNext) ldn = load_ld(pn);
     // dV's products start while dS is quantized on the CUDA cores.
     ptx::wgmma_fence();
 #pragma unroll
-    for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dv, pa[k], desc(doc_addr + k * 32), 1);
+    for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dv, pa[k], desc(doc_lo, k * 32), 1);
     ptx::wgmma_commit();
     mx_rows_to_frags(dp, da);
     ptx::wgmma_fence();
 #pragma unroll
-    for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dk, da[k], desc(qc_addr + k * 32), 1);
+    for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dk, da[k], desc(qc_lo, k * 32), 1);
     ptx::wgmma_commit();
     if constexpr (kNext) {
       ptx::wgmma_wait<1>();  // dV done: its A registers are free
@@ -527,7 +626,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
       for (int k = 0; k < 4; ++k) ptx::fence_regs(da[k]);
       ptx::mbar_arrive(&empty[it & 1]);
       issue_dp(it + 1);
-      front(it + 1, ldn);
+      front(pn, ldn);
     } else {
       ptx::wgmma_wait<0>();
 #pragma unroll
@@ -538,12 +637,16 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     }
   };
   if (n_iters > 0) {  // one block, so ptxas sees every wgmma retired before the epilogue
-    const Ld ld0 = load_ld(0);
+    Pos pn{i0_first, b * p.heads_q + hk * p.group};
+    const Ld ld0 = load_ld(pn);
     issue_s(0);
     issue_dp(0);
-    front(0, ld0);
-    for (int64_t it = 0; it + 1 < n_iters; ++it) back(it, std::true_type{});
-    back(n_iters - 1, std::false_type{});
+    front(pn, ld0);
+    for (int64_t it = 0; it + 1 < n_iters; ++it) {
+      pn = next_pos(pn);
+      back(it, pn, std::true_type{});
+    }
+    back(n_iters - 1, pn, std::false_type{});
   }
   ptx::fence_acc(dv);
   ptx::fence_acc(dk);
@@ -689,7 +792,7 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
       ptx::wgmma_commit();
     }
     const int st = it % kDqStages;
-    const uint32_t kc_addr = ptx::smem_addr(stage0 + st * 3 * kStepTile) + 2 * kStepTile;
+    const uint32_t kc_lo = ptx::smem_desc_sw128_lo(ptx::smem_addr(stage0 + st * 3 * kStepTile) + 2 * kStepTile);
     const int jbase = it * kStep;
     // Tile-local mask: entry (row r, column c) is visible iff r < lim_i, c < lim_j and (no mask or c <= r + lim_c).
     const bool full = rows_full && jbase + kStep <= lk32 && (!causal || jbase + kStep - 1 <= ioff32);
@@ -716,7 +819,7 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
     mx_rows_to_frags(dp, da);
     ptx::wgmma_fence();
 #pragma unroll
-    for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dq, da[k], desc(kc_addr + k * 32), 1);
+    for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dq, da[k], desc(kc_lo, k * 32), 1);
     ptx::wgmma_commit();
     if constexpr (kMode == 2) {
       ptx::wgmma_fence();

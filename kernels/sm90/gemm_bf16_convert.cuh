@@ -76,6 +76,14 @@ __device__ __forceinline__ void cvt_fast(uint32_t w, uint32_t s, uint32_t& lo, u
   lo = mul_bf16x2((prmt(w, 0xA280u) << B::kShift) & B::kMask, s);
   hi = mul_bf16x2((prmt(w, 0xB391u) << B::kShift) & B::kMask, s);
 }
+// Two FP8 codes in the low half of `pair` (the first in the low byte, as cvt.*x2 writes them) ->
+// bf16x2 (b0, b1) * s, in order: the same arithmetic as cvt_fast without the K permutation, for
+// values that go straight into A fragments. The caller handles NaN codes and scales past kMaxFastE.
+template <Fp8Kind K>
+__device__ __forceinline__ uint32_t cvt_fast_pair(uint32_t pair, uint32_t s) {
+  using B = Fp8Bits<K>;
+  return mul_bf16x2((prmt(pair, 0x9180u) << B::kShift) & B::kMask, s);
+}
 template <Fp8Kind K>
 __device__ __forceinline__ void cvt_exact(uint32_t w, float s, uint32_t& lo, uint32_t& hi) {
   constexpr dev::Fp8 F = Fp8Bits<K>::kDev;

@@ -42,6 +42,7 @@ struct Case {
   mxqScaleLayout_t scales = MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
   std::vector<int64_t> lens_q, lens_kv;  // varlen when non-empty (sq, skv are then the maxima)
   float p_scale = 256.0f;
+  float dout_spread = 0.01f;  // dO's magnitude: large values give dS blocks with large MXFP8 scales
   bool deterministic = false;
   bool varlen() const { return !lens_q.empty(); }
 };
@@ -52,6 +53,7 @@ std::string describe(const Case& c) {
                   (c.layout == MXQ_ATTN_LAYOUT_BSHD ? " BSHD" : " BHSD") +
                   (c.mask == MXQ_ATTN_MASK_NONE ? " no-mask" : c.mask == MXQ_ATTN_MASK_CAUSAL_TOP_LEFT ? " causal-TL" : " causal-BR") +
                   (c.scales == MXQ_SCALE_LAYOUT_LINEAR ? " linear-scales" : " swizzled-scales");
+  if (c.dout_spread != 0.01f) s += " dO-spread " + std::to_string(c.dout_spread);
   if (c.varlen()) {
     s += " varlen q[";
     for (auto l : c.lens_q) s += " " + std::to_string(l);
@@ -213,7 +215,7 @@ struct Problem {
     fill(q, qs.rows(), 1.0f);
     fill(k, ks.rows(), 1.0f);
     fill(v, ks.rows(), 1.0f);
-    fill(dout, qs.rows(), 0.01f);
+    fill(dout, qs.rows(), c.dout_spread);
     q_d = quantize_along_d(cpu, qs, q, c.scales);
     k_d = quantize_along_d(cpu, ks, k, c.scales);
     v_d = quantize_along_d(cpu, ks, v, c.scales);
@@ -530,6 +532,14 @@ TEST_CASE("gpu attention bwd: basic, head dims, layouts, scale layouts", "[gpu][
   }
   SECTION("p_scale not a power of two") {
     c.sq = 100, c.skv = 150, c.p_scale = 300.0f;
+    run_case(c, gpu, cpu);
+  }
+  // dS blocks with scale exponents past 134 (amax > 448 * 2^7) leave the kernels' fast E4M3 -> bf16
+  // conversion for the exact one (per warp); 2^16 gives a mix of both in one launch, 2^20 mostly the exact one.
+  SECTION("large dO: dS scales past the fast conversion") {
+    c.sq = 200, c.skv = 129, c.d = 128, c.dout_spread = 65536.0f;
+    run_case(c, gpu, cpu);
+    c.d = 64, c.mask = MXQ_ATTN_MASK_CAUSAL_TOP_LEFT, c.dout_spread = 1048576.0f;
     run_case(c, gpu, cpu);
   }
 }
