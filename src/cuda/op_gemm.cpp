@@ -77,14 +77,6 @@ std::string sm90_tma_supports(const GemmDesc& d, const DeviceInfo& dev) {
   const int64_t b_rows = grouped_k(d) ? d.n : kernel_groups(d) * d.n;
   if (a_rows >= (int64_t(1) << 31) || b_rows >= (int64_t(1) << 31) || d.k >= (int64_t(1) << 31))
     return fmt::format("A rows {} / B rows {} / K {} exceed TMA's 32-bit coordinates", a_rows, b_rows, d.k);
-  // The converters address scale rows by 32-bit offsets (A: the whole tensor, B: one group's).
-  const bool swz = d.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
-  const int64_t scale_cols = grouped_k(d) ? layout::kgroup_scale_cols_bound(swz, d.k, d.num_groups)
-                                          : (swz ? layout::swz_cols(layout::scale_cols(d.k)) : layout::scale_cols(d.k));
-  const int64_t groups = grouped(d) ? d.num_groups : 1;
-  if ((a_rows + 128 * (groups + 1)) * scale_cols >= (int64_t(1) << 32) ||
-      (d.n + 128) * scale_cols >= (int64_t(1) << 32))
-    return "scale tensors of 4 GiB or more (the TMA kernel's converters use 32-bit scale offsets)";
   const int64_t smem = gemm_sm90_tma_smem_bytes(grouped(d) ? d.num_groups : 0) + 64;  // + static (scan buffer)
   if (smem > dev.smem_optin)
     return fmt::format("needs {} bytes of shared memory per block, the device allows {}", smem, dev.smem_optin);
