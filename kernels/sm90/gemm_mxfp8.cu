@@ -220,22 +220,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90Params& p) {
       ptx::cp_async_wait<0>();  // nothing may still be landing when the next tile reuses the slots
 
       // ---- epilogue: alpha, optional accumulate, round once ------------------------------------
-      const bool pairs = (N & 1) == 0;
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int rl = r0 + h * 8;
-        if (rl >= ti.rows_valid) continue;
-        const int64_t row = (kKG ? static_cast<int64_t>(ti.group) * p.rows_total : 0) + ti.row_begin + rl;
-#pragma unroll
-        for (int c = 0; c < 16; ++c) {
-          const int cl = c * 8 + c0;
-          if (cl >= ti.n_valid) continue;
-          const int64_t idx = row * N + ti.n0 + cl;
-          const float v0 = p.alpha * acc[c * 4 + h * 2], v1 = p.alpha * acc[c * 4 + h * 2 + 1];
-          const bool two = cl + 1 < ti.n_valid;
-          store_d_pair<kOutF32>(p, idx, v0, v1, two, pairs);
-        }
-      }
+      store_acc_tile<kOutF32>(p, ti, kKG, r0, c0, reinterpret_cast<const float(&)[1][64]>(acc));
     };
     if (kgrouped) run_tile(std::true_type{});
     else run_tile(std::false_type{});

@@ -401,25 +401,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
     else run(std::true_type{}, std::true_type{});
 
     // ---- epilogue: alpha, optional accumulate, round once ------------------------------------------------
-    if (!wg_active) continue;
-    const bool pairs = (N & 1) == 0;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int rl = r0 + h * 8;
-      if (rl >= ti.rows_valid) continue;
-      const int64_t row = (ts.kgrouped ? static_cast<int64_t>(ti.group) * p.rows_total : 0) + ti.row_begin + rl;
-#pragma unroll
-      for (int nh = 0; nh < 2; ++nh) {
-#pragma unroll
-        for (int c = 0; c < 16; ++c) {
-          const int cl = nh * 128 + c * 8 + c0;
-          if (cl >= ti.n_valid) continue;
-          const int64_t idx = row * N + ti.n0 + cl;
-          const float v0 = p.alpha * acc[nh][c * 4 + h * 2], v1 = p.alpha * acc[nh][c * 4 + h * 2 + 1];
-          store_d_pair<kOutF32>(p, idx, v0, v1, cl + 1 < ti.n_valid, pairs);
-        }
-      }
-    }
+    if (wg_active) store_acc_tile<kOutF32>(p, ti, ts.kgrouped, r0, c0, acc);
   }
 #else
   // Generic PTX build (compute_90 without 'a'): no wgmma, setmaxnreg or TMA; the launcher never

@@ -236,5 +236,31 @@ __device__ __forceinline__ void store_d_pair(const GemmSm90Params& p, int64_t id
   }
 }
 
+// Epilogue of one math warpgroup's accumulators: NH m64n128 fp32 accumulators side by side
+// (columns nh * 128 + ...), this thread's rows r0 and r0 + 8 of the tile and columns 8c + c0, + 1
+// of each (the wgmma fragment layout); rows and columns outside the tile's group or N are skipped.
+template <bool kOutF32, int NH>
+__device__ __forceinline__ void store_acc_tile(const GemmSm90Params& p, const TileInfo& ti, bool kgrouped, int r0,
+                                               int c0, const float (&acc)[NH][64]) {
+  const bool pairs = (p.n & 1) == 0;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int rl = r0 + h * 8;
+    if (rl >= ti.rows_valid) continue;
+    const int64_t row = (kgrouped ? static_cast<int64_t>(ti.group) * p.rows_total : 0) + ti.row_begin + rl;
+#pragma unroll
+    for (int nh = 0; nh < NH; ++nh) {
+#pragma unroll
+      for (int c = 0; c < 16; ++c) {
+        const int cl = nh * 128 + c * 8 + c0;
+        if (cl >= ti.n_valid) continue;
+        const int64_t idx = row * p.n + ti.n0 + cl;
+        const float v0 = p.alpha * acc[nh][c * 4 + h * 2], v1 = p.alpha * acc[nh][c * 4 + h * 2 + 1];
+        store_d_pair<kOutF32>(p, idx, v0, v1, cl + 1 < ti.n_valid, pairs);
+      }
+    }
+  }
+}
+
 }  // namespace sm90gemm
 }  // namespace mxq

@@ -241,48 +241,32 @@ class GemmSm90 final : public OpImpl {
 }  // namespace
 
 void register_gemm_kernels(Registry& r) {
-  {
+  auto add = [&r](const char* name, const char* variant, int priority,
+                  std::string (*supports)(const GemmDesc&, const DeviceInfo&), Sm90Kernel kind) {
     KernelEntry<GemmDesc> e;
-    e.name = "sm90.gemm.mxfp8.bf16tma";
+    e.name = name;
     e.arch = {90, 90};
     e.in_dtypes = {MXQ_DTYPE_E4M3, MXQ_DTYPE_E5M2};
     e.out_dtypes = {MXQ_DTYPE_BF16, MXQ_DTYPE_FP32};
-    e.variant = "FP8 tiles by TMA, converted exactly to bf16 by the math warpgroups, bf16 wgmma m64n128k16 (A from "
-                "registers), 128x256 tiles, persistent over M groups / K groups / batch";
-    e.priority = 2;
-    e.supports = sm90_tma_supports;
-    e.make = [](const GemmDesc& d, Device& dev) -> std::unique_ptr<OpImpl> {
-      return std::make_unique<GemmSm90>(d, dev, Sm90Kernel::Bf16Tma);
+    e.variant = variant;
+    e.priority = priority;
+    e.supports = supports;
+    e.make = [kind](const GemmDesc& d, Device& dev) -> std::unique_ptr<OpImpl> {
+      return std::make_unique<GemmSm90>(d, dev, kind);
     };
     r.add(std::move(e));
-  }
-  {
-    KernelEntry<GemmDesc> e;
-    e.name = "sm90.gemm.mxfp8.bf16path";
-    e.arch = {90, 90};
-    e.in_dtypes = {MXQ_DTYPE_E4M3, MXQ_DTYPE_E5M2};
-    e.out_dtypes = {MXQ_DTYPE_BF16, MXQ_DTYPE_FP32};
-    e.variant = "FP8 x 2^k converted exactly to bf16 in the kernel, bf16 wgmma m64n128k16 (A from registers), "
-                "128x256 tiles, producer warpgroup + 2 consumers, persistent over M groups / K groups / batch";
-    e.priority = 1;
-    e.supports = sm90_bf16_supports;
-    e.make = [](const GemmDesc& d, Device& dev) -> std::unique_ptr<OpImpl> {
-      return std::make_unique<GemmSm90>(d, dev, Sm90Kernel::Bf16Path);
-    };
-    r.add(std::move(e));
-  }
-  KernelEntry<GemmDesc> e;
-  e.name = "sm90.gemm.mxfp8.wgmma";
-  e.arch = {90, 90};
-  e.in_dtypes = {MXQ_DTYPE_E4M3, MXQ_DTYPE_E5M2};
-  e.out_dtypes = {MXQ_DTYPE_BF16, MXQ_DTYPE_FP32};
-  e.variant = "wgmma m64n128k32, 128x128 tiles, persistent over M groups / K groups / batch, per-32-block promotion";
-  e.priority = 0;
-  e.supports = sm90_supports;
-  e.make = [](const GemmDesc& d, Device& dev) -> std::unique_ptr<OpImpl> {
-    return std::make_unique<GemmSm90>(d, dev, Sm90Kernel::Fp8Promotion);
   };
-  r.add(std::move(e));
+  add("sm90.gemm.mxfp8.bf16tma",
+      "FP8 tiles by TMA, converted exactly to bf16 by the math warpgroups, bf16 wgmma m64n128k16 (A from "
+      "registers), 128x256 tiles, persistent over M groups / K groups / batch",
+      2, sm90_tma_supports, Sm90Kernel::Bf16Tma);
+  add("sm90.gemm.mxfp8.bf16path",
+      "FP8 x 2^k converted exactly to bf16 in the kernel, bf16 wgmma m64n128k16 (A from registers), 128x256 tiles, "
+      "producer warpgroup + 2 consumers, persistent over M groups / K groups / batch",
+      1, sm90_bf16_supports, Sm90Kernel::Bf16Path);
+  add("sm90.gemm.mxfp8.wgmma",
+      "wgmma m64n128k32, 128x128 tiles, persistent over M groups / K groups / batch, per-32-block promotion", 0,
+      sm90_supports, Sm90Kernel::Fp8Promotion);
 }
 
 }  // namespace cuda
