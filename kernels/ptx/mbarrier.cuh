@@ -18,6 +18,18 @@ __device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count) {
 // Makes initialized barriers visible to the async proxy (TMA) and the other threads; follow with a
 // CTA barrier before any thread uses them.
 __device__ __forceinline__ void mbar_fence_init() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
+// One thread's set-up of a producer/consumer ring: `stages` full barriers expecting full_count
+// arrivals per phase (1 for a TMA producer's arrive.expect_tx) and empty barriers expecting
+// empty_count, then the init fence (a CTA barrier must still follow).
+__device__ __forceinline__ void mbar_init_ring(uint64_t* full, uint64_t* empty, int stages, uint32_t full_count,
+                                               uint32_t empty_count) {
+#pragma unroll
+  for (int s = 0; s < stages; ++s) {
+    mbar_init(&full[s], full_count);
+    mbar_init(&empty[s], empty_count);
+  }
+  mbar_fence_init();
+}
 // Arrive (release at CTA scope): this thread's earlier writes are visible to whoever waits for the phase.
 __device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
   asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");

@@ -439,14 +439,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   copy_rows<kRows, D, kThreads>(k_tile, p.w_k + (bhk * p.skv_pad + j0) * D, tid);
   copy_rows<kRows, D, kThreads>(v_tile, p.w_v + (bhk * p.skv_pad + j0) * D, tid);
   ptx::cp_async_commit();
-  if (tid == 0) {
-#pragma unroll
-    for (int st = 0; st < kStages; ++st) {
-      ptx::mbar_init(&full[st], 1);
-      ptx::mbar_init(&empty[st], kMathThreads);
-    }
-    ptx::mbar_fence_init();
-  }
+  if (tid == 0) ptx::mbar_init_ring(full, empty, kStages, 1, kMathThreads);
   ptx::cp_async_wait<0>();
   ptx::fence_proxy_async_shared();
   __syncthreads();
@@ -707,14 +700,7 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
     small[tid] = s < lq ? __ldg(p.lse + li) * kLog2e : 0.0f;
     small[kRows + tid] = s < lq ? __ldg(p.delta + li) : 0.0f;
   }
-  if (tid == 0) {
-#pragma unroll
-    for (int st = 0; st < kDqStages; ++st) {
-      ptx::mbar_init(&full[st], 1);
-      ptx::mbar_init(&empty[st], kMathThreads);
-    }
-    ptx::mbar_fence_init();
-  }
+  if (tid == 0) ptx::mbar_init_ring(full, empty, kDqStages, 1, kMathThreads);
   ptx::cp_async_wait<0>();
   ptx::fence_proxy_async_shared();
   __syncthreads();

@@ -107,13 +107,9 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
   __shared__ int warp_buf[kThreads / 32];
 
   const int tid = threadIdx.x;
-  if (tid == 0) {
-    for (int s = 0; s < kStages; ++s) {
-      ptx::mbar_init(&full[s], 1);     // the producer's arrive.expect_tx; TMA completes the bytes
-      ptx::mbar_init(&empty[s], 256);  // every consumer thread, once the stage is converted
-    }
-    ptx::mbar_fence_init();
-  }
+  // full: the producer's arrive.expect_tx (TMA completes the bytes); empty: every consumer thread,
+  // once the stage is converted.
+  if (tid == 0) ptx::mbar_init_ring(full, empty, kStages, 1, 256);
   const TileSpace ts = build_tile_space<kThreads>(p, kBN, table, warp_buf);
   __syncthreads();  // barriers initialized, table visible
 
