@@ -110,21 +110,16 @@ void bench(mxqHandle_t h, const Shape& s, int iters) {
   } else {
     size_t ws = 0;
     ckq(mxqAttentionPlanGetWorkspaceSize(pb, &ws), "workspace");
-    DevMem wsm(ws), dq(data * 2), dk(data * 2), dv(data * 2), o16(data * 2), do16(data * 2);
+    DevMem wsm(ws), dq(data * 2), dk(data * 2), dv(data * 2), do16(data * 2);
     DevMem dod(fp8_bytes(data)), dos(scale_bytes(d_scales)), qt(fp8_bytes(data)), qts(scale_bytes(s_scales));
     DevMem kt(fp8_bytes(data)), kts(scale_bytes(s_scales)), dot(fp8_bytes(data)), dots(scale_bytes(s_scales));
-    ck(cu.cuMemsetD8Async(o16.p, 0x3C, data * 2, nullptr), "memset");   // bf16 ~0.0115
-    ck(cu.cuMemsetD8Async(do16.p, 0x3C, data * 2, nullptr), "memset");
-    std::vector<uint8_t> lse_host(static_cast<size_t>(rows * 4));
-    for (int64_t i = 0; i < rows; ++i) {
-      const float x = static_cast<float>(std::log(static_cast<double>(s.S)) + 1.0);
-      std::memcpy(&lse_host[i * 4], &x, 4);
-    }
-    DevMem lse_in(lse_host);
+    ck(cu.cuMemsetD8Async(do16.p, 0x3C, data * 2, nullptr), "memset");  // bf16 ~0.0115
+    // O and LSE are the forward's outputs above, so the recomputed P is the true softmax (<= 1): a
+    // made-up LSE lets P overflow to Inf with these inputs and times the non-finite paths instead.
     mxqExecArg_t bargs[] = {
         {MXQ_ARG_Q_DATA, 0, q.ptr()},     {MXQ_ARG_Q_SCALES, 0, qs.ptr()},    {MXQ_ARG_K_DATA, 0, k.ptr()},
         {MXQ_ARG_K_SCALES, 0, ks.ptr()},  {MXQ_ARG_V_DATA, 0, v.ptr()},       {MXQ_ARG_V_SCALES, 0, qs.ptr()},
-        {MXQ_ARG_O, 0, o16.ptr()},        {MXQ_ARG_LSE, 0, lse_in.ptr()},     {MXQ_ARG_DO_DATA, 0, dod.ptr()},
+        {MXQ_ARG_O, 0, o.ptr()},          {MXQ_ARG_LSE, 0, lse.ptr()},        {MXQ_ARG_DO_DATA, 0, dod.ptr()},
         {MXQ_ARG_DO_SCALES, 0, dos.ptr()}, {MXQ_ARG_DO, 0, do16.ptr()},       {MXQ_ARG_Q_T_DATA, 0, qt.ptr()},
         {MXQ_ARG_Q_T_SCALES, 0, qts.ptr()}, {MXQ_ARG_K_T_DATA, 0, kt.ptr()},  {MXQ_ARG_K_T_SCALES, 0, kts.ptr()},
         {MXQ_ARG_DO_T_DATA, 0, dot.ptr()}, {MXQ_ARG_DO_T_SCALES, 0, dots.ptr()}, {MXQ_ARG_DQ, 0, dq.ptr()},
