@@ -193,33 +193,39 @@ __device__ __forceinline__ void rceil_e4m3_scale(float amax, float& inv, float& 
   m = __uint_as_float(mb);
 }
 
-// Given the 32 fp32 accumulator values of a 64x64 tile (rows r0, r0+8; the layout of
-// wgmma_bf16.cuh), MXFP8-quantizes each row's two 32-column blocks (E4M3, RCEIL, the quantizer's
-// arithmetic: cpu mx_roundtrip) and returns the dequantized values as bf16 A fragments.
-// The exact general form: E4M3 -> f16x2 -> two fp32, times the fp32 multiplier, -> bf16x2.
-__device__ __forceinline__ void mx_rows_to_frags_exact(const float (&x)[32], uint32_t (&a)[4][4]) {
-  float amax[2][2];
+// The MX block maxima of a 64x64 accumulator tile's rows (blocks of 32 columns: this thread's 8
+// values of each, then the 4 lanes of a row by two shuffles): absmax(v, y0, y1) folds |y0|, |y1|
+// into v, max2 combines two maxima (fmaxf for the quantizer's NaN-ignoring maximum, max.NaN to let
+// a NaN reach the scale).
+template <typename AbsMax, typename Max2>
+__device__ __forceinline__ void block_amax(const float (&x)[32], float (&amax)[2][2], AbsMax absmax, Max2 max2) {
 #pragma unroll
   for (int blk = 0; blk < 2; ++blk) {
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       float v = 0.0f;
 #pragma unroll
-      for (int jj = 4 * blk; jj < 4 * blk + 4; ++jj)
-        v = fmaxf(v, fmaxf(fabsf(x[4 * jj + 2 * half]), fabsf(x[4 * jj + 2 * half + 1])));
+      for (int jj = 4 * blk; jj < 4 * blk + 4; ++jj) v = absmax(v, x[4 * jj + 2 * half], x[4 * jj + 2 * half + 1]);
       amax[blk][half] = v;
     }
   }
 #pragma unroll
-  for (int blk = 0; blk < 2; ++blk)
+  for (int lanes = 1; lanes <= 2; lanes *= 2)
 #pragma unroll
-    for (int half = 0; half < 2; ++half)
-      amax[blk][half] = fmaxf(amax[blk][half], __shfl_xor_sync(0xFFFFFFFFu, amax[blk][half], 1));
+    for (int blk = 0; blk < 2; ++blk)
 #pragma unroll
-  for (int blk = 0; blk < 2; ++blk)
-#pragma unroll
-    for (int half = 0; half < 2; ++half)
-      amax[blk][half] = fmaxf(amax[blk][half], __shfl_xor_sync(0xFFFFFFFFu, amax[blk][half], 2));
+      for (int half = 0; half < 2; ++half)
+        amax[blk][half] = max2(amax[blk][half], __shfl_xor_sync(0xFFFFFFFFu, amax[blk][half], lanes));
+}
+
+// Given the 32 fp32 accumulator values of a 64x64 tile (rows r0, r0+8; the layout of
+// wgmma_bf16.cuh), MXFP8-quantizes each row's two 32-column blocks (E4M3, RCEIL, the quantizer's
+// arithmetic: cpu mx_roundtrip) and returns the dequantized values as bf16 A fragments.
+// The exact general form: E4M3 -> f16x2 -> two fp32, times the fp32 multiplier, -> bf16x2.
+__device__ __forceinline__ void mx_rows_to_frags_exact(const float (&x)[32], uint32_t (&a)[4][4]) {
+  float amax[2][2];
+  block_amax(x, amax, [](float v, float y0, float y1) { return fmaxf(v, fmaxf(fabsf(y0), fabsf(y1))); },
+             [](float u, float w) { return fmaxf(u, w); });
 #pragma unroll
   for (int blk = 0; blk < 2; ++blk) {
 #pragma unroll
@@ -258,27 +264,7 @@ __device__ __forceinline__ float max_nan(float v, float x) {
 __device__ __forceinline__ void mx_rows_to_frags(const float (&x)[32], uint32_t (&a)[4][4]) {
   using Cvt = sm90gemm::Fp8Bits<ptx::Fp8Kind::E4M3>;
   float amax[2][2];
-#pragma unroll
-  for (int blk = 0; blk < 2; ++blk) {
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      float v = 0.0f;
-#pragma unroll
-      for (int jj = 4 * blk; jj < 4 * blk + 4; ++jj)
-        v = max_abs_nan(max_abs_nan(v, x[4 * jj + 2 * half]), x[4 * jj + 2 * half + 1]);
-      amax[blk][half] = v;
-    }
-  }
-#pragma unroll
-  for (int blk = 0; blk < 2; ++blk)
-#pragma unroll
-    for (int half = 0; half < 2; ++half)
-      amax[blk][half] = max_nan(amax[blk][half], __shfl_xor_sync(0xFFFFFFFFu, amax[blk][half], 1));
-#pragma unroll
-  for (int blk = 0; blk < 2; ++blk)
-#pragma unroll
-    for (int half = 0; half < 2; ++half)
-      amax[blk][half] = max_nan(amax[blk][half], __shfl_xor_sync(0xFFFFFFFFu, amax[blk][half], 2));
+  block_amax(x, amax, [](float v, float y0, float y1) { return max_abs_nan(max_abs_nan(v, y0), y1); }, max_nan);
   uint32_t e[2][2];
   bool slow = false;
 #pragma unroll

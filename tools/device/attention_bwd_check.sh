@@ -11,16 +11,7 @@ build=${MXQ_BUILD_DIR:-/tmp/bab}
 deps=${MXQ_DEPS:-$PWD/.deps}
 spec=${1:-[bwd],[backend]}
 sspec=${2:-[bwd]}
-summary=()
-stage() {  # stage NAME TIMEOUT CMD...
-  local name=$1 limit=$2
-  shift 2
-  local t0=$SECONDS
-  timeout "$limit" "$@" > "$out/$name.log" 2>&1
-  local rc=$?
-  summary+=("$(printf '%-10s rc=%-3s %4ss  %s' "$name" "$rc" "$((SECONDS - t0))" "$(tail -n 1 "$out/$name.log")")")
-  return $rc
-}
+source tools/device/stage.sh  # (the working directory is the repository root here)
 nvidia-smi -L
 stage configure 120 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$deps" -DMXQ_SPDLOG_ROOT="$deps" -DMXQ_FMT_ROOT="$deps"

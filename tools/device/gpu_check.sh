@@ -8,16 +8,7 @@ cd "$(dirname "$0")/../.."
 out=${OUT:-$PWD/gpu_check_out}
 mkdir -p "$out"
 export MXQ_BUILD_DIR=${MXQ_BUILD_DIR:-/tmp/bf}
-summary=()
-stage() {  # stage NAME TIMEOUT CMD...
-  local name=$1 limit=$2
-  shift 2
-  local t0=$SECONDS
-  timeout "$limit" "$@" > "$out/$name.log" 2>&1
-  local rc=$?
-  summary+=("$(printf '%-12s rc=%-3s %4ss  %s' "$name" "$rc" "$((SECONDS - t0))" "$(tail -n 1 "$out/$name.log")")")
-  return $rc
-}
+source tools/device/stage.sh  # (the working directory is the repository root here)
 nvidia-smi -L
 stage configure 120 cmake -S . -B "$MXQ_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$PWD/.deps" -DMXQ_SPDLOG_ROOT="$PWD/.deps" -DMXQ_FMT_ROOT="$PWD/.deps"
