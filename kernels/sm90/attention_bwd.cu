@@ -811,40 +811,29 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
   using Last = std::integral_constant<int, 0>;
   using Both = std::integral_constant<int, 1>;
   using SOnly = std::integral_constant<int, 2>;
-  if constexpr (D > 64) {
-    if (n_it > 0) {  // one block, so ptxas sees every wgmma retired before the epilogue
-      issue_sdp(0, sA, dpA);
-      ptx::wgmma_wait<0>();
-      ptx::fence_acc(sA);
-      ptx::fence_acc(dpA);
-      int it = 0;
-      for (; it + 2 < n_it; it += 2) {
-        body(it, sA, dpA, sB, dpA, SOnly{});
-        body(it + 1, sB, dpA, sA, dpA, SOnly{});
-      }
-      if (it + 1 < n_it) {
-        body(it, sA, dpA, sB, dpA, SOnly{});
-        body(it + 1, sB, dpA, sA, dpA, Last{});
-      } else {
-        body(it, sA, dpA, sB, dpA, Last{});
-      }
-    }
-  } else if (n_it > 0) {  // one block, so ptxas sees every wgmma retired before the epilogue
+  // The step loop, unrolled by two over the S register sets A/B; dP alternates between dpA and dp2
+  // (D = 64: its own second set dpB, every step issued a step ahead; D = 128: dpA only, S alone
+  // ahead). One block, so ptxas sees every wgmma retired before the epilogue.
+  auto pipeline = [&](auto& dp2, auto ahead) {
     issue_sdp(0, sA, dpA);
     ptx::wgmma_wait<0>();
     ptx::fence_acc(sA);
     ptx::fence_acc(dpA);
     int it = 0;
     for (; it + 2 < n_it; it += 2) {
-      body(it, sA, dpA, sB, dpB, Both{});
-      body(it + 1, sB, dpB, sA, dpA, Both{});
+      body(it, sA, dpA, sB, dp2, ahead);
+      body(it + 1, sB, dp2, sA, dpA, ahead);
     }
     if (it + 1 < n_it) {
-      body(it, sA, dpA, sB, dpB, Both{});
-      body(it + 1, sB, dpB, sA, dpA, Last{});
+      body(it, sA, dpA, sB, dp2, ahead);
+      body(it + 1, sB, dp2, sA, dpA, Last{});
     } else {
-      body(it, sA, dpA, sB, dpB, Last{});
+      body(it, sA, dpA, sB, dp2, Last{});
     }
+  };
+  if (n_it > 0) {
+    if constexpr (D > 64) pipeline(dpA, SOnly{});
+    else pipeline(dpB, Both{});
   }
 
 #pragma unroll
