@@ -94,21 +94,26 @@ __device__ __forceinline__ uint32_t mask_range(uint32_t w, int pos, int vlo, int
 
 // kKGroupedKernel: the K-grouped (wgrad) instance; M-grouped and dense plans launch the other one,
 // whose registers the K-grouped masking and shifted-block paths would otherwise crowd.
-template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, bool kKGroupedKernel>
+// kBPre: B arrives dequantized (bf16 workspace, see bprep_body) by TMA straight into the ring's
+// bf16 slots; the consumers convert only A and release a stage once its wgmmas are done.
+template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, bool kKGroupedKernel, bool kBPre = false>
 __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  static_assert(!(kBPre && kKGroupedKernel), "the B pre-kernel serves M-grouped and dense plans");
   const GemmSm90Params& p = tp.g;
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = ptx::smem_align1024(smem_raw);
-  uint8_t* smem_fp8 = smem + kSlots * kSlotBytes;  // ring: [stage] A box (8 KiB), B box (16 KiB)
-  uint64_t* full = reinterpret_cast<uint64_t*>(smem_fp8 + kStages * kStageBytes);
+  // In-kernel B: [kSlots] bf16 slots, then the FP8 ring [stage] A box (8 KiB), B box (16 KiB).
+  // kBPre: [kStages] bf16 slots (the ring's B), then [kStages] A boxes.
+  uint8_t* smem_fp8 = smem + (kBPre ? kStages : kSlots) * kSlotBytes;
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem_fp8 + kStages * (kBPre ? kAStageBytes : kStageBytes));
   uint64_t* empty = full + kStages;
   int* table = reinterpret_cast<int*>(empty + kStages);  // ends[G+1], prefix[G+1]
   __shared__ int warp_buf[kThreads / 32];
 
   const int tid = threadIdx.x;
   // full: the producer's arrive.expect_tx (TMA completes the bytes); empty: every consumer thread,
-  // once the stage is converted.
+  // once the stage is converted (kBPre: once its wgmmas are done).
   if (tid == 0) ptx::mbar_init_ring(full, empty, kStages, 1, 256);
   const TileSpace ts = build_tile_space<kThreads>(p, kBN, table, warp_buf);
   __syncthreads();  // barriers initialized, table visible
@@ -133,11 +138,17 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
       for (int kt = 0; kt < nk; ++kt, ++it) {
         const uint32_t s = it % kStages, round = it / kStages;
         ptx::mbar_wait(&empty[s], (round & 1) ^ 1);
-        ptx::mbar_arrive_expect_tx(&full[s], kStageBytes);
         const int32_t kc0 = static_cast<int32_t>(a0 + int64_t(kt) * kBK);
-        uint8_t* st = smem_fp8 + s * kStageBytes;
-        ptx::tma_load_2d(ptx::smem_addr(st), tp.tmap_a, kc0, arow, &full[s]);
-        ptx::tma_load_2d(ptx::smem_addr(st + kAStageBytes), tp.tmap_b, kc0, brow, &full[s]);
+        if constexpr (kBPre) {
+          ptx::mbar_arrive_expect_tx(&full[s], kAStageBytes + kSlotBytes);
+          ptx::tma_load_2d(ptx::smem_addr(smem_fp8 + s * kAStageBytes), tp.tmap_a, kc0, arow, &full[s]);
+          ptx::tma_load_2d(ptx::smem_addr(smem + s * kSlotBytes), tp.tmap_b, kc0, brow, &full[s]);
+        } else {
+          ptx::mbar_arrive_expect_tx(&full[s], kStageBytes);
+          uint8_t* st = smem_fp8 + s * kStageBytes;
+          ptx::tma_load_2d(ptx::smem_addr(st), tp.tmap_a, kc0, arow, &full[s]);
+          ptx::tma_load_2d(ptx::smem_addr(st + kAStageBytes), tp.tmap_b, kc0, brow, &full[s]);
+        }
       }
     }
     return;
@@ -231,7 +242,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
       auto load_words = [&](int i, uint32_t (&a)[2], uint32_t& b) {
         a[0] = scale_word(a_srow[0], avalid[0], i);
         a[1] = scale_word(a_srow[1], avalid[1], i);
-        b = scale_word(b_srow, bvalid, i);
+        if constexpr (!kBPre) b = scale_word(b_srow, bvalid, i);
       };
       // The scale code of block kb from the packed word of its pair.
       auto code_of = [&](uint32_t w, bool valid, int kb) -> uint32_t {
@@ -382,13 +393,68 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
         }
         ++it;
       };
+      // kBPre: the stage's B is already bf16 in slot s; convert A, run the wgmmas, and once the
+      // previous stage's wgmmas are done, release that stage (its A box was read before, its slot
+      // by the wgmmas).
+      auto stage_bp = [&](int kt, uint32_t (&x)[4][4]) {
+        const int kba = 2 * kt + (q >> 1);
+#pragma unroll
+        for (int h = 0; h < 2; ++h) ea[h][1] = code_of(wa[h], avalid[h], kba);
+        const uint32_t s = it % kStages, round = it / kStages;
+        const uint8_t* st = smem_fp8 + s * kAStageBytes;
+        ptx::mbar_wait(&full[s], round & 1);
+        uint32_t aw[2][4];
+        {
+          const uint4 raw0 = *reinterpret_cast<const uint4*>(st + sw64_offset(r0, q));
+          const uint4 raw1 = *reinterpret_cast<const uint4*>(st + sw64_offset(r0 + 8, q));
+          aw[0][0] = raw0.x, aw[0][1] = raw0.y, aw[0][2] = raw0.z, aw[0][3] = raw0.w;
+          aw[1][0] = raw1.x, aw[1][1] = raw1.y, aw[1][2] = raw1.z, aw[1][3] = raw1.w;
+        }
+        uint32_t spec_a = 0;
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+          for (int j = 0; j < 4; ++j) spec_a |= special_bits<AK>(aw[h][j]);
+        const bool slow_a = code_slow<AK>(ea[0][1]) || code_slow<AK>(ea[1][1]) || (spec_a & 0x80808080u) != 0;
+        if (!slow_a) {
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) cvt_fast<AK>(aw[h][j], code_mult<AK>(ea[h][1]) * 0x00010001u, x[j][h], x[j][h + 2]);
+        } else {
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) cvt_exact<AK>(aw[h][j], code_exact(ea[h][1]), x[j][h], x[j][h + 2]);
+        }
+        {
+          const uint32_t b_addr = ptx::smem_addr(smem + s * kSlotBytes);
+          ptx::wgmma_fence();
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            ptx::wgmma_bf16_rs<128, 0>(acc[0], x[j], ptx::smem_desc_k128_sw128(b_addr + 32 * j), 1);
+            ptx::wgmma_bf16_rs<128, 0>(acc[1], x[j], ptx::smem_desc_k128_sw128(b_addr + 128 * 128 + 32 * j), 1);
+          }
+          ptx::wgmma_commit();
+          if ((kt & 1) == 0 && kt + 4 < nk) load_words((kt >> 1) + 2, wa_n2, wb_n2);
+          ptx::wgmma_wait<1>();
+        }
+        if (kt > 0) ptx::mbar_arrive(&empty[(it + kStages - 1) % kStages]);
+        ++it;
+      };
       for (int kt = 0; kt < nk; kt += 2) {
-        stage(kt, xa);
-        stage(kt + 1, xb);
+        if constexpr (kBPre) {
+          stage_bp(kt, xa);
+          stage_bp(kt + 1, xb);
+        } else {
+          stage(kt, xa);
+          stage(kt + 1, xb);
+        }
         wa[0] = wa_n1[0], wa[1] = wa_n1[1], wb = wb_n1;
         wa_n1[0] = wa_n2[0], wa_n1[1] = wa_n2[1], wb_n1 = wb_n2;
       }
       ptx::wgmma_wait<0>();
+      if constexpr (kBPre) ptx::mbar_arrive(&empty[(it + kStages - 1) % kStages]);
       ptx::fence_acc(acc[0]);
       ptx::fence_acc(acc[1]);
     };
@@ -406,22 +472,83 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
 #endif
 }
 
+// The B pre-kernel of kBPre plans: thread i converts one 64-wide K stage of one B row (64 FP8
+// bytes, two 32-blocks) with the conversion the in-kernel path uses (cvt_fast, or cvt_exact for
+// words with an FP8 NaN/Inf or scales the fast multiply cannot reach) and writes the 64 bf16 values
+// in the slot order of the in-kernel path: 16-byte unit 2j holds the `lo` halves of word j of the
+// four chunks, unit 2j + 1 their `hi` halves (the K order of the A fragments). Stages past K are
+// zeros, as are bytes past K inside the last stage (K is a multiple of 16).
+template <Fp8Kind BK>
+__device__ __forceinline__ void bprep_body(const GemmSm90BPrepParams& p) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= p.items) return;
+  const int64_t spr = p.kp / kBK;
+  const int64_t row = i / spr;
+  const int seg = static_cast<int>(i - row * spr);
+  const int64_t g = row / p.n, nr = row - g * p.n;
+  const int64_t k0 = int64_t(seg) * kBK;
+  const uint8_t* src = p.b + row * p.k + k0;
+  uint32_t w[16];
+#pragma unroll
+  for (int c = 0; c < 4; ++c) {
+    const uint4 v = k0 + 16 * c < p.k ? __ldg(reinterpret_cast<const uint4*>(src + 16 * c)) : make_uint4(0u, 0u, 0u, 0u);
+    w[4 * c + 0] = v.x, w[4 * c + 1] = v.y, w[4 * c + 2] = v.z, w[4 * c + 3] = v.w;
+  }
+  const int64_t kc = layout::scale_cols(p.k);
+  const uint8_t* sb = p.b_scales + g * p.b_scale_stride;
+  uint32_t e[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int64_t kb = 2 * int64_t(seg) + h;
+    e[h] = kb < kc ? __ldg(sb + (p.swizzled ? layout::swizzled_offset(nr, kb, p.scale_ld) : nr * p.scale_ld + kb))
+                   : kNoScale;
+  }
+  uint32_t spec = 0;
+#pragma unroll
+  for (int j = 0; j < 16; ++j) spec |= special_bits<BK>(w[j]);
+  const bool slow = code_slow<BK>(e[0]) || code_slow<BK>(e[1]) || (spec & 0x80808080u) != 0;
+  uint32_t lo[16], hi[16];  // [4j + c]
+#pragma unroll
+  for (int c = 0; c < 4; ++c)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      if (slow) cvt_exact<BK>(w[4 * c + j], code_exact(e[c / 2]), lo[4 * j + c], hi[4 * j + c]);
+      else cvt_fast<BK>(w[4 * c + j], code_mult<BK>(e[c / 2]) * 0x00010001u, lo[4 * j + c], hi[4 * j + c]);
+    }
+  uint4* dst = reinterpret_cast<uint4*>(p.out + row * p.kp + k0);
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    dst[2 * j] = make_uint4(lo[4 * j], lo[4 * j + 1], lo[4 * j + 2], lo[4 * j + 3]);
+    dst[2 * j + 1] = make_uint4(hi[4 * j], hi[4 * j + 1], hi[4 * j + 2], hi[4 * j + 3]);
+  }
+}
+
 }  // namespace tmapath
 }  // namespace sm90gemm
 }  // namespace mxq
 
 // extern "C" entry points, looked up by name from the embedded image (src/cuda/op_gemm.cpp):
 // mxq_gemm_sm90_tma_<A>_<B>_<D>[_kgrouped].
-#define MXQ_GEMM_SM90_TMA_ENTRY(NAME, AK, BK, F32, KG)                                                             \
+#define MXQ_GEMM_SM90_TMA_ENTRY(NAME, AK, BK, F32, KG, BP)                                                         \
   extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90TmaThreads, 1)                                         \
       NAME(const __grid_constant__ mxq::GemmSm90TmaParams p) {                                                      \
-    mxq::sm90gemm::tmapath::gemm_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, KG>(p);                    \
+    mxq::sm90gemm::tmapath::gemm_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, KG, BP>(p);                \
   }
-#define MXQ_GEMM_SM90_TMA_ENTRIES(A, B, AK, BK)                                          \
-  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16, AK, BK, false, false)     \
-  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32, AK, BK, true, false)       \
-  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16_kgrouped, AK, BK, false, true) \
-  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_kgrouped, AK, BK, true, true)
+#define MXQ_GEMM_SM90_TMA_ENTRIES(A, B, AK, BK)                                                   \
+  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16, AK, BK, false, false, false)       \
+  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32, AK, BK, true, false, false)         \
+  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16_kgrouped, AK, BK, false, true, false) \
+  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_kgrouped, AK, BK, true, true, false)   \
+  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16_bpre, AK, BK, false, false, true)    \
+  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_bpre, AK, BK, true, false, true)
+// mxq_gemm_sm90_bprep_<B>: the B pre-kernel of the _bpre entry points.
+#define MXQ_GEMM_SM90_BPREP_ENTRY(B, BK)                                                   \
+  extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90BPrepThreads)                 \
+      mxq_gemm_sm90_bprep_##B(const __grid_constant__ mxq::GemmSm90BPrepParams p) {        \
+    mxq::sm90gemm::tmapath::bprep_body<mxq::ptx::Fp8Kind::BK>(p);                           \
+  }
+MXQ_GEMM_SM90_BPREP_ENTRY(e4m3, E4M3)
+MXQ_GEMM_SM90_BPREP_ENTRY(e5m2, E5M2)
 
 MXQ_GEMM_SM90_TMA_ENTRIES(e4m3, e4m3, E4M3, E4M3)
 MXQ_GEMM_SM90_TMA_ENTRIES(e4m3, e5m2, E4M3, E5M2)

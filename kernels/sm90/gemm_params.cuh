@@ -86,6 +86,32 @@ constexpr int64_t gemm_sm90_tma_smem_bytes(int64_t groups_in_table) {
          kGemmSm90TmaFp8Stages * (gemm_sm90_tma_fp8_stage_bytes() + 16) + 2 * 4 * (groups_in_table + 1);
 }
 
+// The TMA kernel with B dequantized ahead ("bprep"): a pre-kernel converts B once per Execute into
+// a bf16 workspace [groups * N, Kp] (Kp = round_up(K, 64), zeros past K, each 64-wide K stage in the
+// K order the kernel's A fragments use), and the main kernel TMA-loads it straight into
+// 128-byte-swizzled slots, so its math warpgroups convert only A. Ring of 4 stages, each B's 256 x 64
+// bf16 slot plus A's 128 x 64 FP8 box.
+constexpr int kGemmSm90TmaBpStages = 4;
+constexpr int64_t gemm_sm90_tma_bp_smem_bytes(int64_t groups_in_table) {
+  return 1024 + kGemmSm90TmaBpStages * (gemm_sm90_tma_slot_bytes() + int64_t(kGemmSm90TileM) * kGemmSm90TmaTileK + 16) +
+         2 * 4 * (groups_in_table + 1);
+}
+// Workspace row length (bf16 elements) of the dequantized B.
+constexpr int64_t gemm_sm90_bprep_row(int64_t k) { return (k + kGemmSm90TmaTileK - 1) / kGemmSm90TmaTileK * kGemmSm90TmaTileK; }
+
+// Parameters of the B pre-kernel: one thread per (row, 64-wide K stage) of B.
+struct GemmSm90BPrepParams {
+  const uint8_t* b;         // FP8 [groups, N, K]
+  const uint8_t* b_scales;  // UE8M0 [groups] x (N, ceil(K/32)) in the plan's layout
+  uint16_t* out;            // bf16 [groups * N, kp]
+  int64_t n, k, kp;
+  int64_t scale_ld;         // as GemmSm90Params::scale_ld
+  int64_t b_scale_stride;   // bytes between consecutive groups' scale tensors
+  int64_t items;            // groups * N * (kp / 64)
+  int32_t swizzled;
+};
+constexpr int kGemmSm90BPrepThreads = 256;
+
 // Kernel parameters of the TMA kernel: the TMA descriptors (CUtensorMap, 128 bytes each, encoded
 // by the launcher per Execute) of A as a 2D FP8 tensor [rows_total, K] and B as [groups * N, K]
 // ([N, K] when K-grouped), boxes of 64 bytes x (128 | 256) rows with the 64-byte swizzle, then the

@@ -66,6 +66,22 @@ std::string sm90_bf16_supports(const GemmDesc& d, const DeviceInfo& dev) {
   return {};
 }
 
+// Whether the TMA kernel takes B dequantized ahead into a bf16 workspace (kernels/sm90/gemm_mxfp8_tma.cu,
+// bprep_body): M-grouped and dense plans whose groups are tall enough that converting each B tile
+// once (5 bytes of traffic per B element instead of 1) beats converting it in every m-tile
+// (measured: see docs/PERFORMANCE.md). MXQ_GEMM_SM90_BPREP=0 / 1 overrides the rule.
+constexpr int64_t kBPrepMinRowsPerGroup = 512;
+bool use_bprep(const GemmDesc& d) {
+  if (grouped_k(d)) return false;
+  if (const char* env = std::getenv("MXQ_GEMM_SM90_BPREP"); env && *env) return std::string(env) != "0";
+  const int64_t rows_per_group = grouped_m(d) ? d.m / std::max<int64_t>(1, d.num_groups) : d.m;
+  return rows_per_group >= kBPrepMinRowsPerGroup;
+}
+// Workspace of the dequantized B: [groups * N, round_up(K, 64)] bf16.
+size_t bprep_bytes(const GemmDesc& d) {
+  return static_cast<size_t>(kernel_groups(d) * d.n * gemm_sm90_bprep_row(d.k) * 2);
+}
+
 // The TMA BF16-path kernel: the BF16 path's plans whose coordinates fit TMA's int32 box origins.
 std::string sm90_tma_supports(const GemmDesc& d, const DeviceInfo& dev) {
   if (d.b_block_2d) return "B_BLOCK_2D hint set: the FP8-wgmma promotion kernel takes 32x32-block weights";
@@ -77,7 +93,10 @@ std::string sm90_tma_supports(const GemmDesc& d, const DeviceInfo& dev) {
   const int64_t b_rows = grouped_k(d) ? d.n : kernel_groups(d) * d.n;
   if (a_rows >= (int64_t(1) << 31) || b_rows >= (int64_t(1) << 31) || d.k >= (int64_t(1) << 31))
     return fmt::format("A rows {} / B rows {} / K {} exceed TMA's 32-bit coordinates", a_rows, b_rows, d.k);
-  const int64_t smem = gemm_sm90_tma_smem_bytes(grouped(d) ? d.num_groups : 0) + 64;  // + static (scan buffer)
+  const int64_t groups_in_table = grouped(d) ? d.num_groups : 0;
+  const int64_t smem = (use_bprep(d) ? gemm_sm90_tma_bp_smem_bytes(groups_in_table)
+                                     : gemm_sm90_tma_smem_bytes(groups_in_table)) +
+                       64;  // + static (scan buffer)
   if (smem > dev.smem_optin)
     return fmt::format("needs {} bytes of shared memory per block, the device allows {}", smem, dev.smem_optin);
   return {};
@@ -91,12 +110,18 @@ class GemmSm90 final : public OpImpl {
   // kernels/sm90/gemm_mxfp8.cu (FP8 wgmma, per-32-block promotion on the CUDA cores).
   GemmSm90(const GemmDesc& d, Device& dev, Sm90Kernel kind) : d_(d), dev_(dev), kind_(kind) {
     const char* tag = kind == Sm90Kernel::Bf16Tma ? "tma_" : kind == Sm90Kernel::Bf16Path ? "bf16path_" : "";
+    bprep_ = kind == Sm90Kernel::Bf16Tma && use_bprep(d);
     const std::string kname =
         fmt::format("mxq_gemm_sm90_{}{}_{}_{}{}", tag, fp8_tag(d.a_dtype), fp8_tag(d.b_dtype),
                     d.d_dtype == MXQ_DTYPE_FP32 ? "f32" : "bf16",
-                    kind == Sm90Kernel::Bf16Tma && grouped_k(d) ? "_kgrouped" : "");
+                    kind == Sm90Kernel::Bf16Tma && grouped_k(d) ? "_kgrouped" : bprep_ ? "_bpre" : "");
     fn_ = dev.kernel(kname.c_str());
     kname_ = kname;
+    if (bprep_) {
+      const std::string pname = fmt::format("mxq_gemm_sm90_bprep_{}", fp8_tag(d.b_dtype));
+      fn_prep_ = dev.kernel(pname.c_str());
+      kname_ += " + " + pname;
+    }
     const bool swz = d.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
     const int64_t kc = layout::scale_cols(d.k);
     base_.n = d.n;
@@ -129,13 +154,26 @@ class GemmSm90 final : public OpImpl {
       max_m_tiles_ = layout::ceil_div(d.m, kGemmSm90TileM) * d.batch;
       smem_ = smem_bytes(0);
     }
+    if (bprep_) {
+      prep_.n = d.n;
+      prep_.k = d.k;
+      prep_.kp = gemm_sm90_bprep_row(d.k);
+      prep_.scale_ld = swz ? layout::swz_cols(kc) : kc;
+      prep_.b_scale_stride = base_.b_scale_stride;
+      prep_.items = kernel_groups(d) * d.n * (prep_.kp / kGemmSm90TmaTileK);
+      prep_.swizzled = swz;
+    }
   }
+
+  size_t workspace_bytes() const override { return bprep_ ? bprep_bytes(d_) : 0; }
 
   std::string name() const override { return kname_; }
   std::string reason() const override {
     switch (kind_) {
       case Sm90Kernel::Bf16Tma:
-        return "sm_90a TMA-fed bf16 wgmma on MXFP8 operands converted exactly to bf16 in the kernel";
+        return bprep_ ? "sm_90a TMA-fed bf16 wgmma; B dequantized exactly to bf16 once into the workspace, A in the "
+                        "kernel (groups of >= 512 rows)"
+                      : "sm_90a TMA-fed bf16 wgmma on MXFP8 operands converted exactly to bf16 in the kernel";
       case Sm90Kernel::Bf16Path:
         return "sm_90a bf16 wgmma on MXFP8 operands converted exactly to bf16 in the kernel";
       default:
@@ -162,7 +200,7 @@ class GemmSm90 final : public OpImpl {
     }
   }
 
-  void run(const ExecArgs& args, void*, size_t, mxqStream_t stream) const override {
+  void run(const ExecArgs& args, void* workspace, size_t, mxqStream_t stream) const override {
     GemmSm90Params p = base_;
     p.a = args.as<const uint8_t>(MXQ_ARG_A_DATA);
     p.b = args.as<const uint8_t>(MXQ_ARG_B_DATA);
@@ -191,7 +229,22 @@ class GemmSm90 final : public OpImpl {
       const int64_t a_rows = p.rows_total;
       const int64_t b_rows = grouped_k(d_) ? d_.n : kernel_groups(d_) * d_.n;
       encode(p.a, a_rows, kGemmSm90TileM, tp.tmap_a, "A");
-      encode(p.b, b_rows, kGemmSm90TmaTileN, tp.tmap_b, "B");
+      if (bprep_) {
+        // B -> bf16 workspace, then the main kernel reads it through a bf16 tensor map.
+        GemmSm90BPrepParams pp = prep_;
+        pp.b = p.b;
+        pp.b_scales = p.b_scales;
+        pp.out = static_cast<uint16_t*>(workspace);
+        MXQ_REQUIRE(pp.out, MXQ_STATUS_BAD_PARAM_WORKSPACE, "grouped GEMM: the workspace is required");
+        Dim3 pg, pb;
+        pb.x = kGemmSm90BPrepThreads;
+        pg.x = static_cast<unsigned>(layout::ceil_div(pp.items, static_cast<int64_t>(kGemmSm90BPrepThreads)));
+        void* pparams[] = {&pp};
+        dev_.launch(fn_prep_, pg, pb, 0, stream, pparams, "grouped GEMM B pre-kernel");
+        encode_bf16(pp.out, b_rows, prep_.kp, tp.tmap_b);
+      } else {
+        encode(p.b, b_rows, kGemmSm90TmaTileN, tp.tmap_b, "B");
+      }
       void* params[] = {&tp};
       dev_.launch(fn_, g, b, static_cast<size_t>(smem_), stream, params, kname_.c_str());
       return;
@@ -204,7 +257,7 @@ class GemmSm90 final : public OpImpl {
   int64_t smem_bytes(int64_t groups) const {
     switch (kind_) {
       case Sm90Kernel::Bf16Tma:
-        return gemm_sm90_tma_smem_bytes(groups);
+        return bprep_ ? gemm_sm90_tma_bp_smem_bytes(groups) : gemm_sm90_tma_smem_bytes(groups);
       case Sm90Kernel::Bf16Path:
         return gemm_sm90_bf16_smem_bytes(groups);
       default:
@@ -228,10 +281,28 @@ class GemmSm90 final : public OpImpl {
     std::memcpy(out, &map, sizeof map);
   }
 
+  // The dequantized B [rows, kp] bf16 as a 2D tensor map: boxes of 64 elements (128 bytes, one K
+  // stage) x 256 rows with the 128-byte swizzle -- the bf16 slot layout the kernel's wgmmas read.
+  void encode_bf16(uint16_t* base, int64_t rows, int64_t kp, uint8_t (&out)[128]) const {
+    CUtensorMap map;
+    const cuuint64_t dims[2] = {static_cast<cuuint64_t>(kp), static_cast<cuuint64_t>(rows)};
+    const cuuint64_t strides[1] = {static_cast<cuuint64_t>(kp * 2)};
+    const cuuint32_t box[2] = {static_cast<cuuint32_t>(kGemmSm90TmaTileK), static_cast<cuuint32_t>(kGemmSm90TmaTileN)};
+    const cuuint32_t elem[2] = {1, 1};
+    check(driver().cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, base, dims, strides, box, elem,
+                                          CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                          CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+          "cuTensorMapEncodeTiled (grouped GEMM dequantized B)");
+    std::memcpy(out, &map, sizeof map);
+  }
+
   GemmDesc d_;
   Device& dev_;
   Sm90Kernel kind_;
   CUfunction fn_ = nullptr;
+  CUfunction fn_prep_ = nullptr;
+  bool bprep_ = false;
+  GemmSm90BPrepParams prep_{};
   std::string kname_;
   GemmSm90Params base_{};
   int64_t max_m_tiles_ = 0;

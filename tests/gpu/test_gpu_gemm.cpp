@@ -395,6 +395,25 @@ TEST_CASE("gpu gemm: M-grouped, random uneven splits, all dtype and layout combi
   }
 }
 
+// Groups of >= 512 rows on average: the TMA kernel dequantizes B ahead into its workspace (the other
+// cases take that path too when the device check forces it with MXQ_GEMM_SM90_BPREP=1).
+TEST_CASE("gpu gemm: M-grouped, tall groups, B dequantized ahead", "[gpu][gemm]") {
+  Handles h;
+  Case c;
+  c.group_sizes = {700, 1, 900, 555};
+  c.m = 2156 + 3;
+  c.n = 300;
+  c.k = 1040;  // a partial last 64-wide stage and a partial last 32-block
+  run_case(c, h.gpu, h.cpu);
+  c.b = MXQ_DTYPE_E5M2;
+  c.d = MXQ_DTYPE_FP32;
+  c.layout = MXQ_SCALE_LAYOUT_LINEAR;
+  c.accumulate = true;
+  c.alpha = -0.5f;
+  c.scale_e_max = 150;  // the pre-kernel's exact branch
+  run_one(c, h.gpu, h.cpu);
+}
+
 TEST_CASE("gpu gemm: all groups empty leaves D untouched", "[gpu][gemm]") {
   Handles h;
   Case c;
