@@ -532,9 +532,15 @@ typedef enum {
   MXQ_GEMM_ATTR_ALPHA = 10,            /**< float, default 1.0 */
   MXQ_GEMM_ATTR_ACCUMULATE = 11,       /**< int32_t bool, default 0: D = alpha*AB^T; 1: D += alpha*AB^T */
   MXQ_GEMM_ATTR_GROUP_OFFSETS_DTYPE = 12, /**< int32_t: INT32 (default), INT64 */
-  MXQ_GEMM_ATTR_B_BLOCK_2D = 13        /**< int32_t bool hint, default 0: B was quantized in 32x32
+  MXQ_GEMM_ATTR_B_BLOCK_2D = 13,       /**< int32_t bool hint, default 0: B was quantized in 32x32
                                             blocks; on sm_90 it selects the FP8-wgmma kernel, meant
                                             for a one-FFMA promotion path not written yet */
+  MXQ_GEMM_ATTR_WORKSPACE_LIMIT = 14   /**< int64_t bytes >= 0, default INT64_MAX (no limit): the most
+                                            workspace Finalize may plan for. On sm_90 the fastest
+                                            path for tall groups dequantizes B once into the
+                                            workspace (about G x N x K x 2 bytes); under a smaller
+                                            limit B is converted inside the GEMM instead (slower,
+                                            no workspace) */
 } mxqGroupedGemmAttribute_t;
 
 /** Create a grouped-GEMM plan bound to `handle`. \param plan host out-pointer, set on success; the caller

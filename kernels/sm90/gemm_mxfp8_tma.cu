@@ -99,7 +99,6 @@ __device__ __forceinline__ uint32_t mask_range(uint32_t w, int pos, int vlo, int
 template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, bool kKGroupedKernel, bool kBPre = false>
 __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  static_assert(!(kBPre && kKGroupedKernel), "the B pre-kernel serves M-grouped and dense plans");
   const GemmSm90Params& p = tp.g;
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = ptx::smem_align1024(smem_raw);
@@ -135,6 +134,9 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
       const int nk = static_cast<int>(layout::ceil_div(layout::ceil_div(len + (ti.t0 - a0), kBK), 2) * 2);
       const int32_t arow = static_cast<int32_t>(ti.row_begin);
       const int32_t brow = static_cast<int32_t>(ts.kgrouped ? ti.n0 : static_cast<int64_t>(ti.group) * N + ti.n0);
+      // kBPre, K-grouped: the group's first column in the dequantized B (bprep_table_body); the
+      // stages line up with A's, which start at a0.
+      const int32_t bcol0 = kBPre && ts.kgrouped ? __ldg(p.bprep_cols + ti.group) : 0;
       for (int kt = 0; kt < nk; ++kt, ++it) {
         const uint32_t s = it % kStages, round = it / kStages;
         ptx::mbar_wait(&empty[s], (round & 1) ^ 1);
@@ -142,7 +144,8 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
         if constexpr (kBPre) {
           ptx::mbar_arrive_expect_tx(&full[s], kAStageBytes + kSlotBytes);
           ptx::tma_load_2d(ptx::smem_addr(smem_fp8 + s * kAStageBytes), tp.tmap_a, kc0, arow, &full[s]);
-          ptx::tma_load_2d(ptx::smem_addr(smem + s * kSlotBytes), tp.tmap_b, kc0, brow, &full[s]);
+          const int32_t bc = kKGroupedKernel ? bcol0 + kt * kBK : kc0;
+          ptx::tma_load_2d(ptx::smem_addr(smem + s * kSlotBytes), tp.tmap_b, bc, brow, &full[s]);
         } else {
           ptx::mbar_arrive_expect_tx(&full[s], kStageBytes);
           uint8_t* st = smem_fp8 + s * kStageBytes;
@@ -270,8 +273,10 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
           eb[2] = code_of(wb, bvalid, 2 * kt + 1);
         }
         const uint32_t s = it % kStages, round = it / kStages;
-        const uint8_t* st = smem_fp8 + s * kStageBytes;
-        uint8_t* slot = smem + (it % kSlots) * kSlotBytes;
+        // The stage's A box (and B's FP8 box after it, in-kernel B); the bf16 slot wgmma reads (kBPre:
+        // the ring stage's, filled by TMA).
+        const uint8_t* st = smem_fp8 + s * (kBPre ? kAStageBytes : kStageBytes);
+        uint8_t* slot = smem + (kBPre ? s : it % kSlots) * kSlotBytes;
         // K-grouped: the stage's bytes inside the range, [vlo, vhi); the rest is another group's.
         const int64_t rem = len + sh - int64_t(kt) * kBK;
         const int vlo = kt == 0 ? sh : 0;
@@ -284,7 +289,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
         // when neither needs the exact path, so the scheduler can interleave them.
         uint32_t w[16];  // B: w[4c + j] is word j of chunk c
 #pragma unroll
-        for (int c = 0; c < 4; ++c) {
+        for (int c = 0; c < 4 && !kBPre; ++c) {
           const uint4 v = *reinterpret_cast<const uint4*>(st + kAStageBytes + sw64_offset(br, c));
           w[4 * c + 0] = v.x;
           w[4 * c + 1] = v.y;
@@ -300,7 +305,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
         }
         if (masked) {
 #pragma unroll
-          for (int i = 0; i < 16; ++i) w[i] = mask_range(w[i], 4 * i, vlo, vhi);
+          for (int i = 0; i < 16 && !kBPre; ++i) w[i] = mask_range(w[i], 4 * i, vlo, vhi);
 #pragma unroll
           for (int h = 0; h < 2; ++h)
 #pragma unroll
@@ -308,13 +313,13 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
         }
         uint32_t spec_b = 0, spec_a = 0;
 #pragma unroll
-        for (int i = 0; i < 16; ++i) spec_b |= special_bits<BK>(w[i]);
+        for (int i = 0; i < 16 && !kBPre; ++i) spec_b |= special_bits<BK>(w[i]);
 #pragma unroll
         for (int h = 0; h < 2; ++h)
 #pragma unroll
           for (int j = 0; j < 4; ++j) spec_a |= special_bits<AK>(aw[h][j]);
-        const bool slow_b = code_slow<BK>(eb[0]) || code_slow<BK>(eb[1]) || code_slow<BK>(eb[2]) ||
-                            (spec_b & 0x80808080u) != 0;
+        [[maybe_unused]] const bool slow_b = !kBPre && (code_slow<BK>(eb[0]) || code_slow<BK>(eb[1]) || code_slow<BK>(eb[2]) ||
+                                       (spec_b & 0x80808080u) != 0);
         const bool slow_a = code_slow<AK>(ea[0][0]) || code_slow<AK>(ea[0][1]) || code_slow<AK>(ea[1][0]) ||
                             code_slow<AK>(ea[1][1]) || (spec_a & 0x80808080u) != 0;
         uint8_t* drow = slot + br * 128;
@@ -360,18 +365,23 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
             }
           }
         };
-        if (!slow_a && !slow_b) {
-          emit_b(std::false_type{});
-          emit_a(std::false_type{});
-        } else {
-          if (slow_b) emit_b(std::true_type{});
-          else emit_b(std::false_type{});
+        if constexpr (kBPre) {
           if (slow_a) emit_a(std::true_type{});
           else emit_a(std::false_type{});
+        } else {
+          if (!slow_a && !slow_b) {
+            emit_b(std::false_type{});
+            emit_a(std::false_type{});
+          } else {
+            if (slow_b) emit_b(std::true_type{});
+            else emit_b(std::false_type{});
+            if (slow_a) emit_a(std::true_type{});
+            else emit_a(std::false_type{});
+          }
+          ptx::mbar_arrive(&empty[s]);  // the FP8 stage is consumed
+          ptx::fence_proxy_async_shared();  // this thread's bf16 stores -> wgmma's async-proxy reads
+          ptx::named_barrier_sync(kConsumerBarrier, 256);
         }
-        ptx::mbar_arrive(&empty[s]);  // the FP8 stage is consumed
-        ptx::fence_proxy_async_shared();  // this thread's bf16 stores -> wgmma's async-proxy reads
-        ptx::named_barrier_sync(kConsumerBarrier, 256);
         {  // issued by both warpgroups, rows past the tile included: a wgmma under a branch the
            // compiler cannot prove warp-uniform is serialized (ptxas C7518)
           const uint32_t b_addr = ptx::smem_addr(slot);
@@ -391,70 +401,18 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
           }
           ptx::wgmma_wait<1>();  // the previous stage's wgmmas (and its A registers, slot) are done
         }
-        ++it;
-      };
-      // kBPre: the stage's B is already bf16 in slot s; convert A, run the wgmmas, and once the
-      // previous stage's wgmmas are done, release that stage (its A box was read before, its slot
-      // by the wgmmas).
-      auto stage_bp = [&](int kt, uint32_t (&x)[4][4]) {
-        const int kba = 2 * kt + (q >> 1);
-#pragma unroll
-        for (int h = 0; h < 2; ++h) ea[h][1] = code_of(wa[h], avalid[h], kba);
-        const uint32_t s = it % kStages, round = it / kStages;
-        const uint8_t* st = smem_fp8 + s * kAStageBytes;
-        ptx::mbar_wait(&full[s], round & 1);
-        uint32_t aw[2][4];
-        {
-          const uint4 raw0 = *reinterpret_cast<const uint4*>(st + sw64_offset(r0, q));
-          const uint4 raw1 = *reinterpret_cast<const uint4*>(st + sw64_offset(r0 + 8, q));
-          aw[0][0] = raw0.x, aw[0][1] = raw0.y, aw[0][2] = raw0.z, aw[0][3] = raw0.w;
-          aw[1][0] = raw1.x, aw[1][1] = raw1.y, aw[1][2] = raw1.z, aw[1][3] = raw1.w;
-        }
-        uint32_t spec_a = 0;
-#pragma unroll
-        for (int h = 0; h < 2; ++h)
-#pragma unroll
-          for (int j = 0; j < 4; ++j) spec_a |= special_bits<AK>(aw[h][j]);
-        const bool slow_a = code_slow<AK>(ea[0][1]) || code_slow<AK>(ea[1][1]) || (spec_a & 0x80808080u) != 0;
-        if (!slow_a) {
-#pragma unroll
-          for (int j = 0; j < 4; ++j)
-#pragma unroll
-            for (int h = 0; h < 2; ++h) cvt_fast<AK>(aw[h][j], code_mult<AK>(ea[h][1]) * 0x00010001u, x[j][h], x[j][h + 2]);
-        } else {
-#pragma unroll
-          for (int j = 0; j < 4; ++j)
-#pragma unroll
-            for (int h = 0; h < 2; ++h) cvt_exact<AK>(aw[h][j], code_exact(ea[h][1]), x[j][h], x[j][h + 2]);
-        }
-        {
-          const uint32_t b_addr = ptx::smem_addr(smem + s * kSlotBytes);
-          ptx::wgmma_fence();
-#pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            ptx::wgmma_bf16_rs<128, 0>(acc[0], x[j], ptx::smem_desc_k128_sw128(b_addr + 32 * j), 1);
-            ptx::wgmma_bf16_rs<128, 0>(acc[1], x[j], ptx::smem_desc_k128_sw128(b_addr + 128 * 128 + 32 * j), 1);
-          }
-          ptx::wgmma_commit();
-          if ((kt & 1) == 0 && kt + 4 < nk) load_words((kt >> 1) + 2, wa_n2, wb_n2);
-          ptx::wgmma_wait<1>();
-        }
-        if (kt > 0) ptx::mbar_arrive(&empty[(it + kStages - 1) % kStages]);
+        // kBPre: the previous stage is free now (its A box was read before its wgmmas, its slot by them).
+        if (kBPre && kt > 0) ptx::mbar_arrive(&empty[(it + kStages - 1) % kStages]);
         ++it;
       };
       for (int kt = 0; kt < nk; kt += 2) {
-        if constexpr (kBPre) {
-          stage_bp(kt, xa);
-          stage_bp(kt + 1, xb);
-        } else {
-          stage(kt, xa);
-          stage(kt + 1, xb);
-        }
+        stage(kt, xa);
+        stage(kt + 1, xb);
         wa[0] = wa_n1[0], wa[1] = wa_n1[1], wb = wb_n1;
         wa_n1[0] = wa_n2[0], wa_n1[1] = wa_n2[1], wb_n1 = wb_n2;
       }
       ptx::wgmma_wait<0>();
-      if constexpr (kBPre) ptx::mbar_arrive(&empty[(it + kStages - 1) % kStages]);
+      if (kBPre && nk > 0) ptx::mbar_arrive(&empty[(it + kStages - 1) % kStages]);
       ptx::fence_acc(acc[0]);
       ptx::fence_acc(acc[1]);
     };
@@ -478,6 +436,16 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
 // in the slot order of the in-kernel path: 16-byte unit 2j holds the `lo` halves of word j of the
 // four chunks, unit 2j + 1 their `hi` halves (the K order of the A fragments). Stages past K are
 // zeros, as are bytes past K inside the last stage (K is a multiple of 16).
+// Writes one converted 64-wide stage (lo / hi halves indexed [4j + c]) in the slot order.
+__device__ __forceinline__ void store_bprep_stage(uint16_t* out, const uint32_t (&lo)[16], const uint32_t (&hi)[16]) {
+  uint4* dst = reinterpret_cast<uint4*>(out);
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    dst[2 * j] = make_uint4(lo[4 * j], lo[4 * j + 1], lo[4 * j + 2], lo[4 * j + 3]);
+    dst[2 * j + 1] = make_uint4(hi[4 * j], hi[4 * j + 1], hi[4 * j + 2], hi[4 * j + 3]);
+  }
+}
+
 template <Fp8Kind BK>
 __device__ __forceinline__ void bprep_body(const GemmSm90BPrepParams& p) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -515,12 +483,105 @@ __device__ __forceinline__ void bprep_body(const GemmSm90BPrepParams& p) {
       if (slow) cvt_exact<BK>(w[4 * c + j], code_exact(e[c / 2]), lo[4 * j + c], hi[4 * j + c]);
       else cvt_fast<BK>(w[4 * c + j], code_mult<BK>(e[c / 2]) * 0x00010001u, lo[4 * j + c], hi[4 * j + c]);
     }
-  uint4* dst = reinterpret_cast<uint4*>(p.out + row * p.kp + k0);
+  store_bprep_stage(p.out + row * p.kp + k0, lo, hi);
+}
+
+// K-grouped B (wgrad): thread i converts columns [64s, 64s + 64) of row `row` of the dequantized B,
+// i.e. the tokens tb + [0, 64) of the group g whose columns hold them (tb = (t0 & ~15) + 64s -
+// cols[g]); bytes outside the group's [t0, t1) are 0. A 16-byte chunk may straddle a 32-block
+// boundary of the group (blocks restart at t0): its bytes take the two blocks' scales by `sel`, as
+// the in-kernel path does for shifted ranges.
+template <Fp8Kind BK>
+__device__ __forceinline__ void bprep_kgrouped_body(const GemmSm90BPrepParams& p) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= p.items) return;
+  const int64_t spr = p.kp / kBK;
+  const int64_t row = i / spr;
+  const int c0 = static_cast<int>(i - row * spr) * kBK;
+  const int G = p.groups;
+  const int32_t* ends = p.table;
+  const int32_t* colb = ends + (G + 1);
+  const int32_t* cols = colb + (G + 1);
+  uint32_t lo[16], hi[16];
+  if (c0 >= __ldg(cols + G)) {
 #pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    dst[2 * j] = make_uint4(lo[4 * j], lo[4 * j + 1], lo[4 * j + 2], lo[4 * j + 3]);
-    dst[2 * j + 1] = make_uint4(hi[4 * j], hi[4 * j + 1], hi[4 * j + 2], hi[4 * j + 3]);
+    for (int j = 0; j < 16; ++j) lo[j] = hi[j] = 0u;
+    store_bprep_stage(p.out + row * p.kp + c0, lo, hi);
+    return;
   }
+  int g = 0, top = G - 1;  // last g with cols[g] <= c0 (groups of width 0 share their successor's)
+  while (g < top) {
+    const int mid = (g + top + 1) >> 1;
+    if (__ldg(cols + mid) <= c0) g = mid; else top = mid - 1;
+  }
+  const int t0 = __ldg(ends + g), t1 = __ldg(ends + g + 1);
+  const int tb = (t0 & ~15) + (c0 - __ldg(cols + g));
+  const int kcg = static_cast<int>(layout::scale_cols(t1 - t0));
+  const int cb = __ldg(colb + g);
+  const uint8_t* src = p.b + row * p.k;
+  auto code = [&](int kb) -> uint32_t {
+    if (kb < 0 || kb >= kcg) return kNoScale;
+    const int64_t col = cb + kb;
+    return __ldg(p.b_scales + (p.swizzled ? layout::swizzled_offset(row, col, p.scale_ld) : row * p.scale_ld + col));
+  };
+#pragma unroll
+  for (int c = 0; c < 4; ++c) {
+    const int tc = tb + 16 * c;
+    uint32_t w[4];
+    if (tc < t1 && tc + 16 > t0) {
+      const uint4 v = __ldg(reinterpret_cast<const uint4*>(src + tc));
+      w[0] = mask_range(v.x, tc, t0, t1), w[1] = mask_range(v.y, tc + 4, t0, t1);
+      w[2] = mask_range(v.z, tc + 8, t0, t1), w[3] = mask_range(v.w, tc + 12, t0, t1);
+    } else {
+      w[0] = w[1] = w[2] = w[3] = 0u;
+    }
+    const int rel = tc - t0;
+    const int kb_lo = rel >= 0 ? rel >> 5 : -1;  // bytes before t0 are 0: any scale (none) does
+    const int bnd = 32 * (kb_lo + 1) - rel;       // bytes >= bnd belong to block kb_lo + 1
+    const uint32_t e_lo = code(kb_lo), e_hi = bnd < 16 ? code(kb_lo + 1) : kNoScale;
+    const uint32_t spec = special_bits<BK>(w[0]) | special_bits<BK>(w[1]) | special_bits<BK>(w[2]) |
+                          special_bits<BK>(w[3]);
+    const bool slow = code_slow<BK>(e_lo) || code_slow<BK>(e_hi) || (spec & 0x80808080u) != 0;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      uint32_t sel = 0;
+#pragma unroll
+      for (int b = 0; b < 4; ++b) sel |= (4 * j + b >= bnd ? 1u : 0u) << b;
+      if (slow) cvt_exact_sel<BK>(w[j], code_exact(e_lo), code_exact(e_hi), sel, lo[4 * j + c], hi[4 * j + c]);
+      else cvt_fast_sel<BK>(w[j], code_mult<BK>(e_lo), code_mult<BK>(e_hi), sel, lo[4 * j + c], hi[4 * j + c]);
+    }
+  }
+  store_bprep_stage(p.out + row * p.kp + c0, lo, hi);
+}
+
+// The K-grouped workspace header (one block): the group table exactly as the GEMM kernel builds it
+// (clamped ends, scale column bases), and each group's first column in the dequantized B, the
+// exclusive scan of round_up((t0 & 15) + len, 128), the columns its even stage count covers.
+__device__ __forceinline__ void bprep_table_body(const GemmSm90Params& p, int32_t* out) {
+  constexpr int kT = kGemmSm90BPrepTableThreads;
+  extern __shared__ int bp_table[];
+  __shared__ int warp_buf[kT / 32];
+  const TileSpace ts = build_tile_space<kT>(p, kBN, bp_table, warp_buf);
+  const int G = p.groups, tid = threadIdx.x;
+  const int chunk = (G + kT - 1) / kT;
+  const int g0 = min(G, tid * chunk), g1 = min(G, g0 + chunk);
+  auto width = [&](int g) {
+    const int len = ts.ends[g + 1] - ts.ends[g];
+    return (((ts.ends[g] & 15) + len + 2 * kBK - 1) / (2 * kBK)) * (2 * kBK);
+  };
+  int mine = 0;
+  for (int g = g0; g < g1; ++g) mine += width(g);
+  int total;
+  int run = block_exclusive_scan<kT>(mine, [](int a, int b) { return a + b; }, 0, warp_buf, total);
+  for (int g = g0; g < g1; ++g) {
+    out[2 * (G + 1) + g] = run;
+    run += width(g);
+  }
+  for (int g = tid; g <= G; g += kT) {
+    out[g] = ts.ends[g];
+    out[G + 1 + g] = ts.prefix[g];
+  }
+  if (tid == 0) out[2 * (G + 1) + G] = total;
 }
 
 }  // namespace tmapath
@@ -540,15 +601,29 @@ __device__ __forceinline__ void bprep_body(const GemmSm90BPrepParams& p) {
   MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16_kgrouped, AK, BK, false, true, false) \
   MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_kgrouped, AK, BK, true, true, false)   \
   MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16_bpre, AK, BK, false, false, true)    \
-  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_bpre, AK, BK, true, false, true)
+  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_bpre, AK, BK, true, false, true)    \
+  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16_kgrouped_bpre, AK, BK, false, true, true) \
+  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_kgrouped_bpre, AK, BK, true, true, true)
 // mxq_gemm_sm90_bprep_<B>: the B pre-kernel of the _bpre entry points.
 #define MXQ_GEMM_SM90_BPREP_ENTRY(B, BK)                                                   \
   extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90BPrepThreads)                 \
       mxq_gemm_sm90_bprep_##B(const __grid_constant__ mxq::GemmSm90BPrepParams p) {        \
     mxq::sm90gemm::tmapath::bprep_body<mxq::ptx::Fp8Kind::BK>(p);                           \
   }
+#define MXQ_GEMM_SM90_BPREP_KG_ENTRY(B, BK)                                                   \
+  extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90BPrepThreads)                    \
+      mxq_gemm_sm90_bprep_##B##_kgrouped(const __grid_constant__ mxq::GemmSm90BPrepParams p) { \
+    mxq::sm90gemm::tmapath::bprep_kgrouped_body<mxq::ptx::Fp8Kind::BK>(p);                     \
+  }
 MXQ_GEMM_SM90_BPREP_ENTRY(e4m3, E4M3)
 MXQ_GEMM_SM90_BPREP_ENTRY(e5m2, E5M2)
+MXQ_GEMM_SM90_BPREP_KG_ENTRY(e4m3, E4M3)
+MXQ_GEMM_SM90_BPREP_KG_ENTRY(e5m2, E5M2)
+// mxq_gemm_sm90_bprep_table: the K-grouped pre-kernels' group table (one block).
+extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90BPrepTableThreads)
+    mxq_gemm_sm90_bprep_table(const __grid_constant__ mxq::GemmSm90Params p, int32_t* out) {
+  mxq::sm90gemm::tmapath::bprep_table_body(p, out);
+}
 
 MXQ_GEMM_SM90_TMA_ENTRIES(e4m3, e4m3, E4M3, E4M3)
 MXQ_GEMM_SM90_TMA_ENTRIES(e4m3, e5m2, E4M3, E5M2)

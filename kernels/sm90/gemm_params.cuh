@@ -27,6 +27,10 @@ struct GemmSm90Params {
   int32_t accumulate;       // D += alpha*AB^T
   int32_t kgrouped;         // group_ends split K (wgrad): G dense problems over token ranges
   float alpha;
+  const int32_t* bprep_cols;  // TMA kernel, K-grouped with B dequantized ahead: each group's first
+                              // column in the workspace (GemmSm90BPrepParams::cols); else null
+  int32_t m_inner;            // K-grouped: tiles of a group walk m fastest (A's group slice stays in
+                              // L2 while B streams once); else n fastest
 };
 
 // Kernel geometry, shared with the launcher: a 128x128 output tile per CTA iteration, 128-wide K
@@ -96,21 +100,36 @@ constexpr int64_t gemm_sm90_tma_bp_smem_bytes(int64_t groups_in_table) {
   return 1024 + kGemmSm90TmaBpStages * (gemm_sm90_tma_slot_bytes() + int64_t(kGemmSm90TileM) * kGemmSm90TmaTileK + 16) +
          2 * 4 * (groups_in_table + 1);
 }
-// Workspace row length (bf16 elements) of the dequantized B.
+// Workspace row length (bf16 elements) of the dequantized B. M-grouped / dense: K rounded up to the
+// 64-wide stage. K-grouped: group g's tokens [t0, t1) sit at columns cols[g] + (t - (t0 & ~15)), so
+// its stages line up with A's 16-byte-aligned boxes, and each group spans a whole number of stage
+// pairs (the kernel runs an even stage count; every column no token of the group maps to is 0).
 constexpr int64_t gemm_sm90_bprep_row(int64_t k) { return (k + kGemmSm90TmaTileK - 1) / kGemmSm90TmaTileK * kGemmSm90TmaTileK; }
+// (A group takes round_up((t0 & 15) + len, 128) <= len + 142 columns; the bound keeps rows a whole
+// number of 64-wide stages, which also keeps them 16-byte aligned for TMA and the pre-kernel's stores.)
+constexpr int64_t gemm_sm90_bprep_row_kgrouped(int64_t tokens, int64_t groups) {
+  return (tokens + 2 * kGemmSm90TmaTileK - 1) / (2 * kGemmSm90TmaTileK) * (2 * kGemmSm90TmaTileK) +
+         groups * 3 * kGemmSm90TmaTileK;
+}
+// K-grouped workspace header: int32 ends[G+1] (clamped as the kernels clamp them), scale column
+// bases[G+1], cols[G+1], then the bf16 rows 256-byte aligned.
+constexpr int64_t gemm_sm90_bprep_header_bytes(int64_t groups) { return (12 * (groups + 1) + 255) / 256 * 256; }
 
-// Parameters of the B pre-kernel: one thread per (row, 64-wide K stage) of B.
+// Parameters of the B pre-kernel: one thread per (row, 64-wide K stage) of the dequantized B.
 struct GemmSm90BPrepParams {
-  const uint8_t* b;         // FP8 [groups, N, K]
-  const uint8_t* b_scales;  // UE8M0 [groups] x (N, ceil(K/32)) in the plan's layout
-  uint16_t* out;            // bf16 [groups * N, kp]
+  const uint8_t* b;         // FP8 [groups, N, K] ([N, K] when K-grouped)
+  const uint8_t* b_scales;  // UE8M0 [groups] x (N, ceil(K/32)) in the plan's layout (K-grouped: one tensor)
+  uint16_t* out;            // bf16 [groups * N, kp] ([N, kp] when K-grouped)
+  const int32_t* table;     // K-grouped: the workspace header (ends, scale column bases, cols); else null
   int64_t n, k, kp;
   int64_t scale_ld;         // as GemmSm90Params::scale_ld
   int64_t b_scale_stride;   // bytes between consecutive groups' scale tensors
-  int64_t items;            // groups * N * (kp / 64)
+  int64_t items;            // rows * (kp / 64)
   int32_t swizzled;
+  int32_t groups;           // K-grouped: G
 };
 constexpr int kGemmSm90BPrepThreads = 256;
+constexpr int kGemmSm90BPrepTableThreads = 256;
 
 // Kernel parameters of the TMA kernel: the TMA descriptors (CUtensorMap, 128 bytes each, encoded
 // by the launcher per Execute) of A as a 2D FP8 tensor [rows_total, K] and B as [groups * N, K]

@@ -135,8 +135,16 @@ struct TileInfo {
 // Tile t of the space: consecutive t share an m-tile (its A rows stay in L2 across the n-tiles).
 __device__ __forceinline__ TileInfo decode_tile(const GemmSm90Params& p, const TileSpace& ts, int64_t t, int tile_n) {
   TileInfo ti;
-  ti.mt = t / ts.n_tiles;
-  const int nt = static_cast<int>(t % ts.n_tiles);
+  int nt;
+  if (ts.kgrouped && p.m_inner) {  // within a group: m-tiles fastest
+    const int64_t per_group = static_cast<int64_t>(ts.mt_per_group) * ts.n_tiles;
+    const int64_t g = t / per_group, r = t - g * per_group;
+    nt = static_cast<int>(r / ts.mt_per_group);
+    ti.mt = g * ts.mt_per_group + (r - static_cast<int64_t>(nt) * ts.mt_per_group);
+  } else {
+    ti.mt = t / ts.n_tiles;
+    nt = static_cast<int>(t % ts.n_tiles);
+  }
   ti.n0 = nt * tile_n;
   ti.n_valid = static_cast<int>(p.n - ti.n0 < tile_n ? p.n - ti.n0 : tile_n);
   ti.t0 = 0;

@@ -63,6 +63,7 @@ struct GemmDesc {
   bool accumulate = false;
   mxqDataType_t offsets_dtype = MXQ_DTYPE_INT32;
   bool b_block_2d = false;
+  int64_t workspace_limit = INT64_MAX;  // MXQ_GEMM_ATTR_WORKSPACE_LIMIT
 };
 
 struct AttentionDesc {

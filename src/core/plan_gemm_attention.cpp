@@ -33,6 +33,7 @@ const std::vector<AttrDef<GemmDesc>>& PlanOps<GemmDesc>::attrs() {
       MXQ_ATTR_BOOL(D, MXQ_GEMM_ATTR_ACCUMULATE, accumulate),
       MXQ_ATTR_DTYPE(D, MXQ_GEMM_ATTR_GROUP_OFFSETS_DTYPE, offsets_dtype, MXQ_DTYPE_INT32, MXQ_DTYPE_INT64),
       MXQ_ATTR_BOOL(D, MXQ_GEMM_ATTR_B_BLOCK_2D, b_block_2d),
+      MXQ_ATTR_DIM(D, MXQ_GEMM_ATTR_WORKSPACE_LIMIT, workspace_limit, 0),
   };
   return t;
 }

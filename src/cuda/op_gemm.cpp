@@ -67,19 +67,30 @@ std::string sm90_bf16_supports(const GemmDesc& d, const DeviceInfo& dev) {
 }
 
 // Whether the TMA kernel takes B dequantized ahead into a bf16 workspace (kernels/sm90/gemm_mxfp8_tma.cu,
-// bprep_body): M-grouped and dense plans whose groups are tall enough that converting each B tile
-// once (5 bytes of traffic per B element instead of 1) beats converting it in every m-tile
-// (measured: see docs/PERFORMANCE.md). MXQ_GEMM_SM90_BPREP=0 / 1 overrides the rule.
+// bprep_body / bprep_kgrouped_body): plans whose B tiles are used by enough m-tiles (groups of >= 512
+// rows on average; K-grouped: M >= 512) that converting each B element once (5 bytes of traffic
+// instead of 1) beats converting it in every m-tile (measured: see docs/PERFORMANCE.md).
+// MXQ_GEMM_SM90_BPREP=0 / 1 overrides the rule.
 constexpr int64_t kBPrepMinRowsPerGroup = 512;
+constexpr int64_t kBPrepMinTokensPerGroup = 1024;  // K-grouped: shorter K ranges are prologue-bound
+size_t bprep_bytes(const GemmDesc& d);
 bool use_bprep(const GemmDesc& d) {
-  if (grouped_k(d)) return false;
+  if (static_cast<int64_t>(bprep_bytes(d)) > d.workspace_limit) return false;  // MXQ_GEMM_ATTR_WORKSPACE_LIMIT
   if (const char* env = std::getenv("MXQ_GEMM_SM90_BPREP"); env && *env) return std::string(env) != "0";
+  if (grouped_k(d))
+    return d.m >= kBPrepMinRowsPerGroup && d.k / std::max<int64_t>(1, d.num_groups) >= kBPrepMinTokensPerGroup;
   const int64_t rows_per_group = grouped_m(d) ? d.m / std::max<int64_t>(1, d.num_groups) : d.m;
   return rows_per_group >= kBPrepMinRowsPerGroup;
 }
-// Workspace of the dequantized B: [groups * N, round_up(K, 64)] bf16.
+// Row length of the dequantized B (kernels/sm90/gemm_params.cuh).
+int64_t bprep_row(const GemmDesc& d) {
+  return grouped_k(d) ? gemm_sm90_bprep_row_kgrouped(d.k, d.num_groups) : gemm_sm90_bprep_row(d.k);
+}
+// Workspace of the dequantized B: (K-grouped: the group-table header, then) [rows, bprep_row] bf16.
 size_t bprep_bytes(const GemmDesc& d) {
-  return static_cast<size_t>(kernel_groups(d) * d.n * gemm_sm90_bprep_row(d.k) * 2);
+  const int64_t rows = grouped_k(d) ? d.n : kernel_groups(d) * d.n;
+  const int64_t header = grouped_k(d) ? gemm_sm90_bprep_header_bytes(d.num_groups) : 0;
+  return static_cast<size_t>(header + rows * bprep_row(d) * 2);
 }
 
 // The TMA BF16-path kernel: the BF16 path's plans whose coordinates fit TMA's int32 box origins.
@@ -112,15 +123,18 @@ class GemmSm90 final : public OpImpl {
     const char* tag = kind == Sm90Kernel::Bf16Tma ? "tma_" : kind == Sm90Kernel::Bf16Path ? "bf16path_" : "";
     bprep_ = kind == Sm90Kernel::Bf16Tma && use_bprep(d);
     const std::string kname =
-        fmt::format("mxq_gemm_sm90_{}{}_{}_{}{}", tag, fp8_tag(d.a_dtype), fp8_tag(d.b_dtype),
+        fmt::format("mxq_gemm_sm90_{}{}_{}_{}{}{}", tag, fp8_tag(d.a_dtype), fp8_tag(d.b_dtype),
                     d.d_dtype == MXQ_DTYPE_FP32 ? "f32" : "bf16",
-                    kind == Sm90Kernel::Bf16Tma && grouped_k(d) ? "_kgrouped" : bprep_ ? "_bpre" : "");
+                    kind == Sm90Kernel::Bf16Tma && grouped_k(d) ? "_kgrouped" : "",
+                    bprep_ ? "_bpre" : "");
     fn_ = dev.kernel(kname.c_str());
     kname_ = kname;
     if (bprep_) {
-      const std::string pname = fmt::format("mxq_gemm_sm90_bprep_{}", fp8_tag(d.b_dtype));
+      const std::string pname =
+          fmt::format("mxq_gemm_sm90_bprep_{}{}", fp8_tag(d.b_dtype), grouped_k(d) ? "_kgrouped" : "");
       fn_prep_ = dev.kernel(pname.c_str());
       kname_ += " + " + pname;
+      if (grouped_k(d)) fn_table_ = dev.kernel("mxq_gemm_sm90_bprep_table");
     }
     const bool swz = d.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
     const int64_t kc = layout::scale_cols(d.k);
@@ -140,6 +154,9 @@ class GemmSm90 final : public OpImpl {
       base_.b_scale_stride = 0;
       base_.rows_total = d.m;
       base_.rows_per_group = 0;
+      // TMA kernel: walk a group's m-tiles fastest when its B slice (N rows; bf16 when dequantized
+      // ahead) outweighs its A slice (M rows of FP8), so the smaller one stays in L2.
+      base_.m_inner = kind == Sm90Kernel::Bf16Tma && d.n * (bprep_ ? 2 : 1) > d.m;
       max_m_tiles_ = layout::ceil_div(d.m, kGemmSm90TileM) * d.num_groups;
       smem_ = smem_bytes(d.num_groups);
     } else if (grouped_m(d)) {
@@ -157,11 +174,12 @@ class GemmSm90 final : public OpImpl {
     if (bprep_) {
       prep_.n = d.n;
       prep_.k = d.k;
-      prep_.kp = gemm_sm90_bprep_row(d.k);
-      prep_.scale_ld = swz ? layout::swz_cols(kc) : kc;
+      prep_.kp = bprep_row(d);
+      prep_.scale_ld = base_.scale_ld;
       prep_.b_scale_stride = base_.b_scale_stride;
-      prep_.items = kernel_groups(d) * d.n * (prep_.kp / kGemmSm90TmaTileK);
+      prep_.items = (grouped_k(d) ? d.n : kernel_groups(d) * d.n) * (prep_.kp / kGemmSm90TmaTileK);
       prep_.swizzled = swz;
+      prep_.groups = static_cast<int32_t>(grouped_k(d) ? d.num_groups : 0);
     }
   }
 
@@ -231,11 +249,24 @@ class GemmSm90 final : public OpImpl {
       encode(p.a, a_rows, kGemmSm90TileM, tp.tmap_a, "A");
       if (bprep_) {
         // B -> bf16 workspace, then the main kernel reads it through a bf16 tensor map.
+        MXQ_REQUIRE(workspace, MXQ_STATUS_BAD_PARAM_WORKSPACE, "grouped GEMM: the workspace is required");
         GemmSm90BPrepParams pp = prep_;
         pp.b = p.b;
         pp.b_scales = p.b_scales;
         pp.out = static_cast<uint16_t*>(workspace);
-        MXQ_REQUIRE(pp.out, MXQ_STATUS_BAD_PARAM_WORKSPACE, "grouped GEMM: the workspace is required");
+        if (grouped_k(d_)) {
+          // The group table (ends, scale column bases, workspace columns) into the header first.
+          int32_t* header = static_cast<int32_t*>(workspace);
+          pp.table = header;
+          pp.out = reinterpret_cast<uint16_t*>(static_cast<uint8_t*>(workspace) +
+                                               gemm_sm90_bprep_header_bytes(d_.num_groups));
+          tp.g.bprep_cols = header + 2 * (d_.num_groups + 1);
+          Dim3 tg, tb;
+          tb.x = kGemmSm90BPrepTableThreads;
+          void* tparams[] = {&p, &header};
+          dev_.launch(fn_table_, tg, tb, static_cast<size_t>(8 * (d_.num_groups + 1)), stream, tparams,
+                      "grouped GEMM B pre-kernel group table");
+        }
         Dim3 pg, pb;
         pb.x = kGemmSm90BPrepThreads;
         pg.x = static_cast<unsigned>(layout::ceil_div(pp.items, static_cast<int64_t>(kGemmSm90BPrepThreads)));
@@ -301,6 +332,7 @@ class GemmSm90 final : public OpImpl {
   Sm90Kernel kind_;
   CUfunction fn_ = nullptr;
   CUfunction fn_prep_ = nullptr;
+  CUfunction fn_table_ = nullptr;
   bool bprep_ = false;
   GemmSm90BPrepParams prep_{};
   std::string kname_;

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -45,6 +46,7 @@ struct Case {
   // does not use the hint's 32x32 promise yet). Without it the BF16-path kernel runs.
   bool hint_2d = false;
   int scale_e_max = 134;  // scale exponents 120..scale_e_max (> 134: the BF16 path's exact branch)
+  int64_t ws_limit = -1;  // >= 0: MXQ_GEMM_ATTR_WORKSPACE_LIMIT
 };
 
 // A finite random FP8 byte (no NaN / Inf encodings).
@@ -80,6 +82,7 @@ mxqGroupedGemmPlan_t make_plan(mxqHandle_t h, const Case& c, mxqStatus_t* finali
   set32(MXQ_GEMM_ATTR_ACCUMULATE, c.accumulate ? 1 : 0);
   if (c.grouping != MXQ_GEMM_GROUPING_NONE) set32(MXQ_GEMM_ATTR_GROUP_OFFSETS_DTYPE, c.offsets);
   if (c.hint_2d) set32(MXQ_GEMM_ATTR_B_BLOCK_2D, 1);
+  if (c.ws_limit >= 0) set64(MXQ_GEMM_ATTR_WORKSPACE_LIMIT, c.ws_limit);
   const mxqStatus_t st = mxqGroupedGemmPlanFinalize(p);
   if (finalize_status) {
     *finalize_status = st;
@@ -405,6 +408,23 @@ TEST_CASE("gpu gemm: M-grouped, tall groups, B dequantized ahead", "[gpu][gemm]"
   c.n = 300;
   c.k = 1040;  // a partial last 64-wide stage and a partial last 32-block
   run_case(c, h.gpu, h.cpu);
+  // The dequantized B lives in the workspace; a workspace limit below it selects the in-kernel
+  // conversion (no workspace), with the same results.
+  auto ws_of = [&](const Case& cc) {
+    mxqGroupedGemmPlan_t p = make_plan(h.gpu, cc);
+    size_t ws = 0;
+    REQUIRE(mxqGroupedGemmPlanGetWorkspaceSize(p, &ws) == MXQ_STATUS_SUCCESS);
+    mxqGroupedGemmPlanDestroy(p);
+    return ws;
+  };
+  const char* tma = std::getenv("MXQ_GEMM_SM90_TMA");
+  const char* bprep = std::getenv("MXQ_GEMM_SM90_BPREP");
+  if (!(tma && std::string(tma) == "0") && !(bprep && std::string(bprep) == "0"))
+    CHECK(ws_of(c) >= static_cast<size_t>(c.group_sizes.size() * c.n * c.k * 2));
+  Case limited = c;
+  limited.ws_limit = 1 << 20;
+  CHECK(ws_of(limited) == 0);
+  run_one(limited, h.gpu, h.cpu);
   c.b = MXQ_DTYPE_E5M2;
   c.d = MXQ_DTYPE_FP32;
   c.layout = MXQ_SCALE_LAYOUT_LINEAR;
@@ -496,6 +516,28 @@ TEST_CASE("gpu gemm: K-grouped, edge group sizes, bf16, swizzled, int32 offsets"
   c.m = 200;
   c.n = 136;
   run_case(c, h.gpu, h.cpu);
+}
+
+// M >= 512: the TMA kernel dequantizes B ahead into its workspace, each group's tokens at a 16-byte
+// aligned column so the stages line up with A's (unaligned starts, partial blocks, an empty group).
+TEST_CASE("gpu gemm: K-grouped, tall, B dequantized ahead", "[gpu][gemm]") {
+  Handles h;
+  Case c;
+  c.grouping = MXQ_GEMM_GROUPING_K;
+  c.group_sizes = {37, 500, 0, 1, 333, 129};
+  int64_t sum = 0;
+  for (auto s : c.group_sizes) sum += s;
+  c.k = (sum + 16 + 15) / 16 * 16;
+  c.m = 640;
+  c.n = 300;
+  run_case(c, h.gpu, h.cpu);
+  c.b = MXQ_DTYPE_E5M2;
+  c.d = MXQ_DTYPE_FP32;
+  c.layout = MXQ_SCALE_LAYOUT_LINEAR;
+  c.offsets = MXQ_DTYPE_INT64;
+  c.accumulate = true;
+  c.scale_e_max = 150;  // the pre-kernel's exact branch
+  run_one(c, h.gpu, h.cpu);
 }
 
 TEST_CASE("gpu gemm: K-grouped, fp32, LINEAR, int64 offsets, accumulate, alpha", "[gpu][gemm]") {

@@ -403,6 +403,7 @@ const MXQ_GEMM_ATTR_ALPHA = mxqGroupedGemmAttribute_t(10)  # float, default 1.0
 const MXQ_GEMM_ATTR_ACCUMULATE = mxqGroupedGemmAttribute_t(11)  # int32_t bool, default 0: D = alpha*AB^T; 1: D += alpha*AB^T
 const MXQ_GEMM_ATTR_GROUP_OFFSETS_DTYPE = mxqGroupedGemmAttribute_t(12)  # int32_t: INT32 (default), INT64
 const MXQ_GEMM_ATTR_B_BLOCK_2D = mxqGroupedGemmAttribute_t(13)  # int32_t bool hint, default 0: B was quantized in 32x32
+const MXQ_GEMM_ATTR_WORKSPACE_LIMIT = mxqGroupedGemmAttribute_t(14)  # int64_t bytes >= 0, default INT64_MAX (no limit): the most
 
 # Create a grouped-GEMM plan bound to `handle`. \param plan host out-pointer, set on success; the caller
 # owns the plan until mxqGroupedGemmPlanDestroy. Thread-safe on a shared handle. Statuses: NULL_POINTER.
@@ -598,8 +599,8 @@ export mxqStream_t, mxqHandle_t, mxqQuantizePlan_t, mxqDequantizePlan_t, mxqGrou
     MXQ_GEMM_GROUPING_K, MXQ_GEMM_ATTR_GROUPING, MXQ_GEMM_ATTR_M, MXQ_GEMM_ATTR_N, MXQ_GEMM_ATTR_K,
     MXQ_GEMM_ATTR_NUM_GROUPS, MXQ_GEMM_ATTR_BATCH, MXQ_GEMM_ATTR_A_DTYPE, MXQ_GEMM_ATTR_B_DTYPE,
     MXQ_GEMM_ATTR_D_DTYPE, MXQ_GEMM_ATTR_SCALE_LAYOUT, MXQ_GEMM_ATTR_ALPHA, MXQ_GEMM_ATTR_ACCUMULATE,
-    MXQ_GEMM_ATTR_GROUP_OFFSETS_DTYPE, MXQ_GEMM_ATTR_B_BLOCK_2D, MXQ_ATTN_LAYOUT_BHSD,
-    MXQ_ATTN_LAYOUT_BSHD, MXQ_ATTN_MASK_NONE, MXQ_ATTN_MASK_CAUSAL_TOP_LEFT,
+    MXQ_GEMM_ATTR_GROUP_OFFSETS_DTYPE, MXQ_GEMM_ATTR_B_BLOCK_2D, MXQ_GEMM_ATTR_WORKSPACE_LIMIT,
+    MXQ_ATTN_LAYOUT_BHSD, MXQ_ATTN_LAYOUT_BSHD, MXQ_ATTN_MASK_NONE, MXQ_ATTN_MASK_CAUSAL_TOP_LEFT,
     MXQ_ATTN_MASK_CAUSAL_BOTTOM_RIGHT, MXQ_ATTN_FORWARD, MXQ_ATTN_BACKWARD, MXQ_ATTN_ATTR_DIRECTION,
     MXQ_ATTN_ATTR_BATCH, MXQ_ATTN_ATTR_HEADS_Q, MXQ_ATTN_ATTR_HEADS_KV, MXQ_ATTN_ATTR_SEQLEN_Q,
     MXQ_ATTN_ATTR_SEQLEN_KV, MXQ_ATTN_ATTR_HEAD_DIM, MXQ_ATTN_ATTR_LAYOUT, MXQ_ATTN_ATTR_MASK,

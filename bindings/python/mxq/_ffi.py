@@ -212,6 +212,7 @@ class GemmAttr(enum.IntEnum):
     ACCUMULATE = 11  # int32_t bool, default 0: D = alpha*AB^T; 1: D += alpha*AB^T
     GROUP_OFFSETS_DTYPE = 12  # int32_t: INT32 (default), INT64
     B_BLOCK_2D = 13  # int32_t bool hint, default 0: B was quantized in 32x32
+    WORKSPACE_LIMIT = 14  # int64_t bytes >= 0, default INT64_MAX (no limit): the most
 
 
 class AttentionLayout(enum.IntEnum):
@@ -293,7 +294,7 @@ ATTR_CTYPES = {
     QuantizeAttr: _attr_types(QuantizeAttr, int64=("ROWS", "COLS", "BATCH", "INPUT_LD", "INPUT_BATCH_STRIDE",
                                                     "NUM_GROUPS")),
     DequantizeAttr: _attr_types(DequantizeAttr, int64=("ROWS", "COLS", "BATCH", "OUTPUT_LD", "NUM_GROUPS")),
-    GemmAttr: _attr_types(GemmAttr, int64=("M", "N", "K", "NUM_GROUPS", "BATCH"), float32=("ALPHA",)),
+    GemmAttr: _attr_types(GemmAttr, int64=("M", "N", "K", "NUM_GROUPS", "BATCH", "WORKSPACE_LIMIT"), float32=("ALPHA",)),
     AttentionAttr: _attr_types(AttentionAttr, int64=("BATCH", "HEADS_Q", "HEADS_KV", "SEQLEN_Q", "SEQLEN_KV",
                                                       "HEAD_DIM"),
                                float32=("SOFTMAX_SCALE", "P_SCALE")),

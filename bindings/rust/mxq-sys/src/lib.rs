@@ -225,6 +225,7 @@ pub const MXQ_GEMM_ATTR_ALPHA: mxqGroupedGemmAttribute_t = 10;
 pub const MXQ_GEMM_ATTR_ACCUMULATE: mxqGroupedGemmAttribute_t = 11;
 pub const MXQ_GEMM_ATTR_GROUP_OFFSETS_DTYPE: mxqGroupedGemmAttribute_t = 12;
 pub const MXQ_GEMM_ATTR_B_BLOCK_2D: mxqGroupedGemmAttribute_t = 13;
+pub const MXQ_GEMM_ATTR_WORKSPACE_LIMIT: mxqGroupedGemmAttribute_t = 14;
 
 /// Attention tensor layout.
 pub type mxqAttentionLayout_t = c_int;

@@ -520,6 +520,7 @@ attributes!(GroupedGemm {
     accumulate: bool => MXQ_GEMM_ATTR_ACCUMULATE,
     group_offsets_dtype: DataType => MXQ_GEMM_ATTR_GROUP_OFFSETS_DTYPE,
     b_block_2d: bool => MXQ_GEMM_ATTR_B_BLOCK_2D,
+    workspace_limit: i64 => MXQ_GEMM_ATTR_WORKSPACE_LIMIT,
 });
 
 attributes!(Attention {
