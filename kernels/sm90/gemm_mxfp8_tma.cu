@@ -22,6 +22,12 @@
 // rewritten three stages later, by which time both warpgroups have passed a wait showing its
 // wgmmas done and a named barrier after it.
 //
+// B dequantized ahead (kBPre, the `_bpre` entry points): for tall groups the launcher first runs
+// bprep_body / bprep_kgrouped_body, which write B once as bf16 into the workspace in the slot order
+// step 1 would produce; the producer then loads B's 256 x 64 bf16 box by TMA (128-byte swizzle)
+// straight into the ring stage's slot, the consumers convert only A, skip step 2, and release a
+// stage after the wait that shows its wgmmas done (the stage before the one just issued).
+//
 // Layout of a thread's data. A: thread (warp w, lane l) of consumer c owns rows r0 = 64c + 16w +
 // l/4 and r0 + 8, and the 16 bytes [16q, 16q + 16) of each (q = l % 4); the K permutation of
 // gemm_bf16_convert.cuh maps byte 16q + 4j + {0, 2, 1, 3} to column {2q, 2q + 1, 8 + 2q, 9 + 2q} of

@@ -23,6 +23,8 @@ if [[ $part != 2 ]]; then
   stage gpu_tests 300 "$MXQ_BUILD_DIR/tests/mxq_gpu_tests"
   # The cp.async BF16-path GEMM kernel, which takes the plans the default TMA kernel declines.
   stage gemm_fallback 200 env MXQ_GEMM_SM90_TMA=0 "$MXQ_BUILD_DIR/tests/mxq_gpu_tests" "[gemm]"
+  # The TMA kernel with B dequantized ahead on every plan (by default only tall groups take it).
+  stage gemm_bprep 200 env MXQ_GEMM_SM90_BPREP=1 "$MXQ_BUILD_DIR/tests/mxq_gpu_tests" "[gemm]"
   stage unit_tests 120 "$MXQ_BUILD_DIR/tests/mxq_tests"
   stage python_gpu 90 env PYTHON=python3 bindings/python/test.sh
 fi
