@@ -452,15 +452,25 @@ __device__ __forceinline__ void store_bprep_stage(uint16_t* out, const uint32_t 
   }
 }
 
+// This thread's item of a pre-kernel launch: the dequantized B's row and the first column of its
+// 64-wide stage; false past the last item.
+__device__ __forceinline__ bool bprep_item(const GemmSm90BPrepParams& p, int64_t& row, int& col) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= p.items) return false;
+  const int64_t spr = p.kp / kBK;
+  row = i / spr;
+  col = static_cast<int>(i - row * spr) * kBK;
+  return true;
+}
+
 template <Fp8Kind BK>
 __device__ __forceinline__ void bprep_body(const GemmSm90BPrepParams& p) {
-  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= p.items) return;
-  const int64_t spr = p.kp / kBK;
-  const int64_t row = i / spr;
-  const int seg = static_cast<int>(i - row * spr);
+  int64_t row;
+  int col;
+  if (!bprep_item(p, row, col)) return;
+  const int seg = col / kBK;
   const int64_t g = row / p.n, nr = row - g * p.n;
-  const int64_t k0 = int64_t(seg) * kBK;
+  const int64_t k0 = col;
   const uint8_t* src = p.b + row * p.k + k0;
   uint32_t w[16];
 #pragma unroll
@@ -499,11 +509,9 @@ __device__ __forceinline__ void bprep_body(const GemmSm90BPrepParams& p) {
 // the in-kernel path does for shifted ranges.
 template <Fp8Kind BK>
 __device__ __forceinline__ void bprep_kgrouped_body(const GemmSm90BPrepParams& p) {
-  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= p.items) return;
-  const int64_t spr = p.kp / kBK;
-  const int64_t row = i / spr;
-  const int c0 = static_cast<int>(i - row * spr) * kBK;
+  int64_t row;
+  int c0;
+  if (!bprep_item(p, row, c0)) return;
   const int G = p.groups;
   const int32_t* ends = p.table;
   const int32_t* colb = ends + (G + 1);

@@ -211,17 +211,8 @@ class AttentionBwdSm90 final : public OpImpl {
   // kernels' wgmma descriptors read.
   void encode(uint16_t* base, int64_t cols, int64_t rows, int64_t box_rows, uint8_t (&out)[128],
               const char* what) const {
-    static_assert(sizeof(CUtensorMap) == 128, "CUtensorMap is 128 bytes");
-    CUtensorMap map;
-    const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
-    const cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols * 2)};
-    const cuuint32_t box[2] = {64, static_cast<cuuint32_t>(box_rows)};
-    const cuuint32_t elem[2] = {1, 1};
-    check(driver().cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, base, dims, strides, box, elem,
-                                          CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                          CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
-          fmt::format("cuTensorMapEncodeTiled (attention backward {} workspace)", what).c_str());
-    std::memcpy(out, &map, sizeof map);
+    encode_tma_2d(out, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, base, cols, rows, 64, static_cast<uint32_t>(box_rows),
+                  CU_TENSOR_MAP_SWIZZLE_128B, fmt::format("attention backward {} workspace", what).c_str());
   }
 
   AttentionDesc d_;

@@ -145,17 +145,8 @@ class AttnFwdSm90 final : public OpImpl {
   // TMA descriptor of a bf16 [rows, D] workspace tensor: 128-row x 64-column boxes, 128-byte swizzle
   // (the shared-memory panel layout the kernel's wgmma descriptors read).
   void encode(uint16_t* base, int64_t rows, uint8_t (&out)[128]) const {
-    static_assert(sizeof(CUtensorMap) == 128, "CUtensorMap is 128 bytes");
-    CUtensorMap map;
-    const cuuint64_t dims[2] = {static_cast<cuuint64_t>(d_.head_dim), static_cast<cuuint64_t>(rows)};
-    const cuuint64_t strides[1] = {static_cast<cuuint64_t>(d_.head_dim * 2)};
-    const cuuint32_t box[2] = {64, static_cast<cuuint32_t>(kAttnSm90TileKV)};
-    const cuuint32_t elem[2] = {1, 1};
-    check(driver().cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, base, dims, strides, box, elem,
-                                          CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                          CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
-          "cuTensorMapEncodeTiled (attention K/V workspace)");
-    std::memcpy(out, &map, sizeof map);
+    encode_tma_2d(out, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, base, d_.head_dim, rows, 64, kAttnSm90TileKV,
+                  CU_TENSOR_MAP_SWIZZLE_128B, "attention K/V workspace");
   }
 
   AttentionDesc d_;

@@ -299,32 +299,16 @@ class GemmSm90 final : public OpImpl {
   // TMA descriptor of an FP8 operand seen as 2D [rows, K] bytes: boxes of 64 bytes (one K stage) x
   // box_rows rows with the 64-byte swizzle; reads past the tensor fill zeros.
   void encode(const uint8_t* base, int64_t rows, int box_rows, uint8_t (&out)[128], const char* what) const {
-    static_assert(sizeof(CUtensorMap) == 128, "CUtensorMap is 128 bytes");
-    CUtensorMap map;
-    const cuuint64_t dims[2] = {static_cast<cuuint64_t>(d_.k), static_cast<cuuint64_t>(rows)};
-    const cuuint64_t strides[1] = {static_cast<cuuint64_t>(d_.k)};
-    const cuuint32_t box[2] = {static_cast<cuuint32_t>(kGemmSm90TmaTileK), static_cast<cuuint32_t>(box_rows)};
-    const cuuint32_t elem[2] = {1, 1};
-    check(driver().cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<uint8_t*>(base), dims,
-                                          strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_64B,
-                                          CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
-          fmt::format("cuTensorMapEncodeTiled (grouped GEMM {})", what).c_str());
-    std::memcpy(out, &map, sizeof map);
+    encode_tma_2d(out, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, base, d_.k, rows, kGemmSm90TmaTileK,
+                  static_cast<uint32_t>(box_rows), CU_TENSOR_MAP_SWIZZLE_64B,
+                  fmt::format("grouped GEMM {}", what).c_str());
   }
 
-  // The dequantized B [rows, kp] bf16 as a 2D tensor map: boxes of 64 elements (128 bytes, one K
-  // stage) x 256 rows with the 128-byte swizzle -- the bf16 slot layout the kernel's wgmmas read.
+  // The dequantized B [rows, kp] bf16: boxes of 64 elements (128 bytes, one K stage) x 256 rows with
+  // the 128-byte swizzle -- the bf16 slot layout the kernel's wgmmas read.
   void encode_bf16(uint16_t* base, int64_t rows, int64_t kp, uint8_t (&out)[128]) const {
-    CUtensorMap map;
-    const cuuint64_t dims[2] = {static_cast<cuuint64_t>(kp), static_cast<cuuint64_t>(rows)};
-    const cuuint64_t strides[1] = {static_cast<cuuint64_t>(kp * 2)};
-    const cuuint32_t box[2] = {static_cast<cuuint32_t>(kGemmSm90TmaTileK), static_cast<cuuint32_t>(kGemmSm90TmaTileN)};
-    const cuuint32_t elem[2] = {1, 1};
-    check(driver().cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, base, dims, strides, box, elem,
-                                          CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                          CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
-          "cuTensorMapEncodeTiled (grouped GEMM dequantized B)");
-    std::memcpy(out, &map, sizeof map);
+    encode_tma_2d(out, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, base, kp, rows, kGemmSm90TmaTileK, kGemmSm90TmaTileN,
+                  CU_TENSOR_MAP_SWIZZLE_128B, "grouped GEMM dequantized B");
   }
 
   GemmDesc d_;

@@ -75,6 +75,13 @@ std::string result_name(CUresult r);
 // Throws Error(MXQ_STATUS_CUDA_ERROR, "<what>: CUDA_ERROR_x (<string>)") when r != CUDA_SUCCESS.
 void check(CUresult r, const char* what);
 
+// The 2D TMA descriptor (cuTensorMapEncodeTiled) of a row-major [rows, cols] tensor of `dtype`
+// (elem_bytes each, rows cols * elem_bytes apart) at base: boxes of box_cols x box_rows elements with
+// the given swizzle, reads past the tensor filling zeros, 256-byte L2 promotion. Written into the 128
+// bytes kernels take as a __grid_constant__ parameter; throws CUDA_ERROR naming `what`.
+void encode_tma_2d(uint8_t (&out)[128], CUtensorMapDataType dtype, int64_t elem_bytes, const void* base, int64_t cols,
+                   int64_t rows, uint32_t box_cols, uint32_t box_rows, CUtensorMapSwizzle swizzle, const char* what);
+
 // Facts about a device that kernel selection reads; a plain struct so the registry can be
 // exercised without a GPU.
 struct DeviceInfo {
