@@ -130,6 +130,91 @@ __device__ __forceinline__ uint32_t block_exponent(float amax, float pmax, int m
   return scale_exponent<F>(amax, mode);
 }
 
+// ---- branch-free block exponent (the ring kernel, common/quant_ring.cuh) ---------------------------
+//
+// scale_exponent() spelled as straight-line integer code, for kernels that compute a scale per 32
+// elements on their critical path (a branchy version costs ~35 instructions and several branch
+// resolutions per block). Every mode is one formula on the bits x of |amax| * mul:
+//   E = clamp((x + k(x)) >> 23, 0, 254)      (arithmetic shift)
+//   RCEIL: mul = fl32(1/MAXN), k = 0x7FFFFF for normal x (round the exponent up unless the
+//          mantissa is 0) and 0x3FFFFF for subnormal x (1 only above 2^-127); an infinite product
+//          gives 0xFF, clamped to 0xFE; the clamp also keeps 0xFE for mantissas above 2^127.
+//   FLOOR / CEIL / EVEN: mul = 1, k = K - (EMAX << 23) with K = 0, 0x7FFFFF (biased + (man != 0)),
+//          2^(22 - mbits) (round to the element mantissa first); the clamp is the UE8M0 range.
+// |amax| = +Inf gives 0xFE in every mode (a select: the non-RCEIL formula would give 255 - EMAX).
+// Precondition: amax is not NaN (every caller's amax is a NaN-ignoring max starting from +0).
+struct ExpRule {
+  float mul;
+  int32_t k_sub;   // x < 2^-126 (fp32 subnormal or zero)
+  int32_t k_norm;  // otherwise
+};
+
+template <Fp8 F>
+__device__ __forceinline__ ExpRule exp_rule(int mode) {
+  using C = Fp8Consts<F>;
+  ExpRule r;
+  if (mode == MXQ_SCALE_MODE_RCEIL) {
+    r.mul = __uint_as_float(C::kRcpBits);
+    r.k_sub = 0x3FFFFF;
+    r.k_norm = 0x7FFFFF;
+  } else {
+    const int32_t k = mode == MXQ_SCALE_MODE_CEIL   ? 0x7FFFFF
+                      : mode == MXQ_SCALE_MODE_EVEN ? (1 << (22 - C::kMbits))
+                                                    : 0;
+    r.mul = 1.0f;
+    r.k_sub = r.k_norm = k - (C::kEmax << 23);
+  }
+  return r;
+}
+
+// block_exponent() under the same policies, branch-free: `amax` NaN-free, `pmax` the NaN-propagating
+// max (read only under PROPAGATE, where a NaN or an Inf in the block gives 0xFF).
+template <bool kPropagate>
+__device__ __forceinline__ uint32_t block_exponent_bf(float amax, float pmax, const ExpRule& r) {
+  const int32_t x = __float_as_int(__fmul_rn(fabsf(amax), r.mul));
+  int32_t e = (x + (x < 0x800000 ? r.k_sub : r.k_norm)) >> 23;
+  e = e < 0 ? 0 : e > 254 ? 254 : e;
+  if (fabsf(amax) == __uint_as_float(0x7F800000u)) e = 0xFE;
+  if (kPropagate && !(pmax < __uint_as_float(0x7F800000u))) e = 0xFF;
+  return static_cast<uint32_t>(e);
+}
+
+// scale_inverse() branch-free: 2^(127 - E) as fp32 bits (254 - E) << 23, which is 0 for E = 254,
+// raised to the subnormal 2^-127 (0x00400000) by a max; E = 255 (PROPAGATE only) gives NaN.
+template <bool kPropagate>
+__device__ __forceinline__ float scale_inverse_bf(uint32_t e) {
+  int32_t b = static_cast<int32_t>(0x7F000000u - e * 0x800000u);
+  b = b > 0x00400000 ? b : 0x00400000;
+  if (kPropagate && e == 0xFFu) b = 0x7FFFFFFF;
+  return __int_as_float(b);
+}
+
+// The NaN fix of quantize4 below with fewer operations where the format allows. E4M3's only NaN
+// codes are S.1111.111, so a byte is NaN exactly when its low 7 bits are all ones: (b & 0x7F) + 1
+// sets bit 7 for those bytes only (no carry leaves a byte), and clearing that bit turns 0xFF into
+// the contract's 0x7F and leaves 0x7F as it is. E5M2 keeps the general form.
+template <Fp8 F>
+__device__ __forceinline__ uint32_t fp8x4_canonical_nan(uint32_t w) {
+  if constexpr (F == Fp8::E4M3) {
+    const uint32_t t = (w & 0x7F7F7F7Fu) + 0x01010101u;
+    uint32_t r;  // w & ~(t & 0x80808080) as one LOP3 (the compiler would spend two)
+    asm("lop3.b32 %0, %1, %2, %3, 0x70;" : "=r"(r) : "r"(w), "r"(t), "r"(0x80808080u));
+    return r;
+  } else {
+    constexpr uint32_t kBias = (0x7Fu - Fp8Consts<F>::kMaxCode) * 0x01010101u;
+    const uint32_t nan_hi = ((w & 0x7F7F7F7Fu) + kBias) & 0x80808080u;
+    return (w | (nan_hi - (nan_hi >> 7))) & ~nan_hi;
+  }
+}
+
+// quantize4 with the cheaper NaN fix (bit-identical results).
+template <Fp8 F>
+__device__ __forceinline__ uint32_t quantize4_bf(float a, float b, float c, float d, float inv) {
+  const uint32_t lo = f32x2_to_fp8x2_satfinite<F>(__fmul_rn(a, inv), __fmul_rn(b, inv));
+  const uint32_t hi = f32x2_to_fp8x2_satfinite<F>(__fmul_rn(c, inv), __fmul_rn(d, inv));
+  return fp8x4_canonical_nan<F>(lo | (hi << 16));
+}
+
 // Four values times `inv` to four FP8 codes (first value in the low byte): RN fp32 product, then
 // cvt.rn.satfinite. Whatever NaN code the conversion emits becomes the contract's 0x7F: a byte whose
 // magnitude exceeds the largest finite code can only be a NaN (satfinite never produces Inf).

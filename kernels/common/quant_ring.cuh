@@ -20,8 +20,16 @@
 // (B) after one barrier each thread takes two adjacent columns of one 32-row block, read as 32
 // packed 32-bit words (a warp reads 128 contiguous bytes of one row: no bank conflicts), and stages
 // both columns' FP8 bytes; (C) after a second barrier the scale tiles and the staged FP8 tile leave
-// as 16-byte stores (tiled_epilogue). The rowwise scale tile alternates between two buffers, so no
-// third barrier is needed before the next tile's pass A.
+// as 16-byte stores. The rowwise scale tile alternates between two buffers, so no third barrier is
+// needed before the next tile's pass A.
+//
+// With the stores overlapped, the kernel is bound by its own instruction stream (16 warps per SM), so
+// the per-element work is kept short (docs/PERFORMANCE.md, "Fourth round"): the scale math is
+// branch-free (quant_math.cuh, block_exponent_bf), the NaN fix of E4M3 codes is three operations per
+// 4 codes, pass A computes each 32-block's scale once per quad of lanes instead of four times, and
+// full tiles of ungrouped plans (the common case) take predicate-free paths: plain cp.async issue
+// from one stepped address, tile positions stepped without divisions, a lean epilogue. Ragged,
+// unaligned and grouped tiles keep the general paths.
 #pragma once
 
 #include <cstdint>
@@ -68,10 +76,11 @@ __device__ __forceinline__ void ring_issue(const QuantizeParams& p, const QuantT
   cp_async_commit();
 }
 
-// Pass A: rowwise 1x32 output of the chunks this thread loaded (rows 16 i + tid / 16).
+// Pass A, general form (ragged or unaligned tiles): rowwise 1x32 output of the chunks this thread
+// loaded (rows 16 i + tid / 16); the 4 lanes of a 32-block each compute its scale.
 template <In I, Fp8 F, bool kProp>
 __device__ __forceinline__ void ring_rowwise(const QuantizeParams& p, const QuantTile& t, const uint8_t* stage,
-                                             uint8_t* s_rs) {
+                                             uint8_t* s_rs, const ExpRule& er) {
   using Raw = RawChunk<I, false>;
   const int tid = threadIdx.x;
   const int chunk = tid & (kChunksPerRow - 1);
@@ -94,9 +103,10 @@ __device__ __forceinline__ void ring_rowwise(const QuantizeParams& p, const Quan
     float amax, pmax;
     chunk_max<kProp>(v, amax, pmax);
     quad_max<kProp>(amax, pmax);
-    const uint32_t e = block_exponent<F, kProp>(amax, pmax, p.mode);
-    uint32_t q0, q1;
-    quantize8<F>(v, scale_inverse(e), q0, q1);
+    const uint32_t e = block_exponent_bf<kProp>(amax, pmax, er);
+    const float inv = scale_inverse_bf<kProp>(e);
+    const uint32_t q0 = quantize4_bf<F>(v[0], v[1], v[2], v[3], inv);
+    const uint32_t q1 = quantize4_bf<F>(v[4], v[5], v[6], v[7], inv);
     if (live) store_fp8x8(ob + rl * p.cols, q0, q1, nvalid);
     if ((chunk & 3) == 0) s_rs[local_scale(rl, chunk >> 2)] = static_cast<uint8_t>(live ? e : 0u);
   }
@@ -108,7 +118,7 @@ __device__ __forceinline__ void ring_rowwise(const QuantizeParams& p, const Quan
 // amax_all.
 template <In I, Fp8 F, bool kProp>
 __device__ __forceinline__ void ring_colwise(const QuantizeParams& p, const QuantTile& t, const uint8_t* stage,
-                                             uint8_t* s_out, uint8_t* s_cs, float& amax_all) {
+                                             uint8_t* s_out, uint8_t* s_cs, float& amax_all, const ExpRule& er) {
   const int tid = threadIdx.x;
   const int cp = tid & 63, rb = tid >> 6, c = 2 * cp;
   const uint8_t* col = stage + 32 * rb * kRingRowBytes + 4 * cp;
@@ -137,14 +147,14 @@ __device__ __forceinline__ void ring_colwise(const QuantizeParams& p, const Quan
     phi = fmax_nan(fmax_nan(ph[0], ph[1]), fmax_nan(ph[2], ph[3]));
   }
   amax_all = fmaxf(amax_all, fmaxf(alo, ahi));
-  const uint32_t elo = block_exponent<F, kProp>(alo, plo, p.mode);
-  const uint32_t ehi = block_exponent<F, kProp>(ahi, phi, p.mode);
-  const float ilo = scale_inverse(elo), ihi = scale_inverse(ehi);
+  const uint32_t elo = block_exponent_bf<kProp>(alo, plo, er);
+  const uint32_t ehi = block_exponent_bf<kProp>(ahi, phi, er);
+  const float ilo = scale_inverse_bf<kProp>(elo), ihi = scale_inverse_bf<kProp>(ehi);
   uint32_t qlo[8], qhi[8];
 #pragma unroll
   for (int k = 0; k < 8; ++k) {
-    qlo[k] = quantize4<F>(lo(4 * k), lo(4 * k + 1), lo(4 * k + 2), lo(4 * k + 3), ilo);
-    qhi[k] = quantize4<F>(hi(4 * k), hi(4 * k + 1), hi(4 * k + 2), hi(4 * k + 3), ihi);
+    qlo[k] = quantize4_bf<F>(lo(4 * k), lo(4 * k + 1), lo(4 * k + 2), lo(4 * k + 3), ilo);
+    qhi[k] = quantize4_bf<F>(hi(4 * k), hi(4 * k + 1), hi(4 * k + 2), hi(4 * k + 3), ihi);
   }
   if (p.flags & kQuantTransposed) {
     uint4* d0 = reinterpret_cast<uint4*>(s_out + c * kQuantOutPitch + 32 * rb);
@@ -166,6 +176,189 @@ __device__ __forceinline__ void ring_colwise(const QuantizeParams& p, const Quan
   s_cs[local_scale(c + 1, rb)] = static_cast<uint8_t>(rows_live && c + 1 < t.ncols ? ehi : 0u);
 }
 
+// ---- pass A of full tiles ---------------------------------------------------------------------------
+
+// Reduce-scatter of four per-lane values over the 4 lanes of a quad: lane j (= lane % 4) of each
+// quad returns op over the quad of m[j]. 3 shuffles instead of 4 x 2 for four separate quad_max.
+template <typename Op>
+__device__ __forceinline__ float quad_scatter(const float (&m)[4], int j, Op op) {
+  const bool odd = (j & 1) != 0;
+  const float s0 = odd ? m[0] : m[1], s1 = odd ? m[2] : m[3];
+  float k0 = odd ? m[1] : m[0], k1 = odd ? m[3] : m[2];  // passes (j & 1) and (j & 1) + 2
+  k0 = op(k0, __shfl_xor_sync(0xFFFFFFFFu, s0, 1));
+  k1 = op(k1, __shfl_xor_sync(0xFFFFFFFFu, s1, 1));
+  const bool hi = (j & 2) != 0;
+  const float s = hi ? k0 : k1;
+  const float k = hi ? k1 : k0;  // pass j
+  return op(k, __shfl_xor_sync(0xFFFFFFFFu, s, 2));
+}
+
+struct MaxOp {
+  __device__ __forceinline__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+struct MaxNanOp {
+  __device__ __forceinline__ float operator()(float a, float b) const { return fmax_nan(a, b); }
+};
+
+// Pass A of a full tile with 8-byte aligned FP8 rows (other tiles take ring_rowwise): the chunks of
+// passes 4h .. 4h+3 are reduced together, so lane j of a quad computes the scale of pass 4h + j only
+// (one exponent per 32-block instead of four copies), writes that scale byte, and the quad exchanges
+// the four multipliers. Every row and column is live: no predicate.
+template <In I, Fp8 F, bool kProp>
+__device__ __forceinline__ void ring_rowwise_scatter(const QuantizeParams& p, const QuantTile& t, const uint8_t* stage,
+                                                     uint8_t* s_rs, const ExpRule& er) {
+  if (t.nrows != kT || t.ncols != kT ||
+      ((reinterpret_cast<uintptr_t>(p.row_data) | static_cast<uintptr_t>(p.cols)) & 7) != 0) {
+    ring_rowwise<I, F, kProp>(p, t, stage, s_rs, er);
+    return;
+  }
+  const int tid = threadIdx.x, lane = tid & 31;
+  const int chunk = tid & (kChunksPerRow - 1), j = chunk & 3, cb = chunk >> 2, r0 = tid >> 4;
+  const int cl = chunk * kChunk;
+  uint8_t* ob = p.row_data + (t.b * p.rows + t.r0 + r0) * p.cols + t.c0 + cl;
+  const int64_t ostep = static_cast<int64_t>(kRowsPerPass) * p.cols;
+  const uint8_t* src = stage + r0 * kRingRowBytes + cl * 2;
+  // local_scale(16 (4h + j) + r0, cb) = sdst + 8 h
+  uint8_t* sdst = s_rs + (16 * (j & 1) + r0) * 16 + (j >> 1) * 4 + cb;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    float v[4][kChunk];
+    float am[4], pm[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const uint4 q = *reinterpret_cast<const uint4*>(src + (4 * h + k) * kRowsPerPass * kRingRowBytes);
+      const uint32_t w[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+      for (int e = 0; e < kChunk; ++e) v[k][e] = bits_to_f32<I>(elem_bits<I>(w, e));
+      chunk_max<kProp>(v[k], am[k], pm[k]);
+    }
+    const float m = quad_scatter(am, j, MaxOp{});
+    const float pmx = kProp ? quad_scatter(pm, j, MaxNanOp{}) : 0.0f;
+    const uint32_t e = block_exponent_bf<kProp>(m, pmx, er);
+    const float inv = scale_inverse_bf<kProp>(e);
+    sdst[8 * h] = static_cast<uint8_t>(e);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const float ik = __shfl_sync(0xFFFFFFFFu, inv, (lane & ~3) | k);
+      const uint32_t q0 = quantize4_bf<F>(v[k][0], v[k][1], v[k][2], v[k][3], ik);
+      const uint32_t q1 = quantize4_bf<F>(v[k][4], v[k][5], v[k][6], v[k][7], ik);
+      *reinterpret_cast<uint2*>(ob + (4 * h + k) * ostep) = make_uint2(q0, q1);
+    }
+  }
+}
+
+// ---- per-tile work of ungrouped plans ----------------------------------------------------------------
+
+// Position of an ungrouped tile: column tile, row tile, batch entry. Persistent blocks step by
+// gridDim.x tiles, which is (dq row tiles, dc column tiles) plus a carry: no division per tile.
+struct TilePos {
+  int tc, tr, b;
+};
+
+__device__ __forceinline__ TilePos tile_pos(const QuantizeParams& p, uint32_t tile) {
+  const uint32_t tcs = static_cast<uint32_t>(p.tiles_c), trs = static_cast<uint32_t>(p.tiles_r);
+  const uint32_t rest = tile / tcs;
+  TilePos q;
+  q.tc = static_cast<int>(tile - rest * tcs);
+  q.b = static_cast<int>(rest / trs);
+  q.tr = static_cast<int>(rest - static_cast<uint32_t>(q.b) * trs);
+  return q;
+}
+
+__device__ __forceinline__ void tile_advance(const QuantizeParams& p, TilePos& q, int dc, int dq) {
+  const int tcs = static_cast<int>(p.tiles_c), trs = static_cast<int>(p.tiles_r);
+  q.tc += dc;
+  const bool carry = q.tc >= tcs;
+  if (carry) q.tc -= tcs;
+  q.tr += dq + (carry ? 1 : 0);
+  if (q.tr >= trs) {
+    const int n = q.tr / trs;
+    q.b += n;
+    q.tr -= n * trs;
+  }
+}
+
+__device__ __forceinline__ QuantTile tile_at(const QuantizeParams& p, const TilePos& q) {
+  QuantTile t;
+  t.b = q.b;
+  t.tc = q.tc;
+  t.tile_r = q.tr;
+  t.c0 = static_cast<int64_t>(q.tc) * kQuantTile;
+  t.r0 = static_cast<int64_t>(q.tr) * kQuantTile;
+  const int64_t cleft = p.cols - t.c0, rleft = p.rows - t.r0;
+  t.ncols = static_cast<int>(cleft < kQuantTile ? cleft : kQuantTile);
+  t.nrows = static_cast<int>(rleft < kQuantTile ? rleft : kQuantTile);
+  t.nload = t.nrows;
+  t.col_c0 = static_cast<int64_t>(q.tr) * (kQuantTile / layout::kBlock);
+  return t;
+}
+
+// The epilogue of a full, aligned, ungrouped, swizzled tile with transposed columnwise data: the
+// same stores as tiled_epilogue without its general cases (warp 0 writes the rowwise scale tile,
+// warp 1 the columnwise one, every thread 4 x 16 bytes of the FP8 tile). `lean` is that launch-wide
+// condition; ragged tiles take tiled_epilogue.
+__device__ __forceinline__ void ring_epilogue(const QuantizeParams& p, const QuantTile& t, const GroupMeta& meta,
+                                              const uint8_t* s_out, const uint8_t* s_rs, const uint8_t* s_cs,
+                                              bool lean) {
+  if (!lean || t.nrows != kT || t.ncols != kT) {
+    tiled_epilogue(p, t, meta, s_out, s_rs, s_cs);
+    return;
+  }
+  const int tid = threadIdx.x;
+  if (tid < 32) {
+    if (p.flags & kQuantRowwise) {
+      uint8_t* d = p.row_scales + t.b * p.row_scale_bstride + (t.tile_r * (p.row_scale_ld >> 2) + t.tc) * 512;
+      store16(d + 16 * tid, *reinterpret_cast<const uint4*>(s_rs + 16 * tid));
+    }
+  } else if (tid < 64) {
+    uint8_t* d = p.col_scales + t.b * p.col_scale_bstride + (t.tc * p.col_scale_tiles + t.tile_r) * 512;
+    store16(d + 16 * (tid - 32), *reinterpret_cast<const uint4*>(s_cs + 16 * (tid - 32)));
+  }
+  uint8_t* base = p.col_data + (t.b * p.cols + t.c0 + (tid >> 3)) * p.rows + t.r0 + (tid & 7) * 16;
+  const uint8_t* src = s_out + (tid >> 3) * kQuantOutPitch + (tid & 7) * 16;
+  const int64_t step = 32 * p.rows;
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+    store16(base + j * step, *reinterpret_cast<const uint4*>(src + j * 32 * kQuantOutPitch));
+}
+
+// ring_issue with the row addresses stepped from one base (16 rows apart) instead of one 64-bit
+// product per row; a tile whose chunks are all in the input issues 8 plain 16-byte copies.
+template <In I>
+__device__ __forceinline__ void ring_issue_lean(const QuantizeParams& p, const QuantTile& t, uint8_t* stage) {
+  using T = typename InTraits<I>::T;
+  if (!(p.flags & kQuantVecIn)) {
+    ring_issue<I>(p, t, stage);
+    return;
+  }
+  const int tid = threadIdx.x;
+  if (t.nload == kT && t.ncols == kT) {
+    // Every chunk of the tile is in the input: 8 plain 16-byte copies from one stepped address.
+    const int rr = tid >> 4, cc = (tid & (kChunksPerRow - 1)) * kChunk;
+    const T* xr = static_cast<const T*>(p.x) + t.b * p.in_bstride + (t.r0 + rr) * p.in_ld + t.c0 + cc;
+    const int64_t st = kRowsPerPass * p.in_ld;
+    uint8_t* d = stage + rr * kRingRowBytes + cc * 2;
+#pragma unroll
+    for (int i = 0; i < kPasses; ++i) cp_async16_full(d + i * kRowsPerPass * kRingRowBytes, xr + i * st);
+    cp_async_commit();
+    return;
+  }
+  const int cl = (tid & (kChunksPerRow - 1)) * kChunk;
+  const int nvalid = t.ncols - cl < 0 ? 0 : t.ncols - cl < kChunk ? t.ncols - cl : kChunk;
+  const int r0 = tid >> 4;
+  const T* x0 = static_cast<const T*>(p.x) + t.b * p.in_bstride + (t.r0 + r0) * p.in_ld + t.c0 + cl;
+  const int64_t step = kRowsPerPass * p.in_ld;
+  uint8_t* dst = stage + r0 * kRingRowBytes + cl * 2;
+  const uint32_t nbytes = static_cast<uint32_t>(nvalid * 2);
+#pragma unroll
+  for (int i = 0; i < kPasses; ++i) {
+    const bool in = i * kRowsPerPass + r0 < t.nload && nvalid > 0;
+    cp_async16(dst + i * kRowsPerPass * kRingRowBytes, in ? static_cast<const void*>(x0 + i * step) : p.x,
+               in ? nbytes : 0u);
+  }
+  cp_async_commit();
+}
+
 template <In I, Fp8 F, bool kProp>
 __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
   extern __shared__ __align__(16) uint8_t smem[];  // ring, scale tiles, FP8 tile, then the group table
@@ -177,27 +370,50 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
   uint8_t* s_cs = s_rs + 2 * 512;                        // columnwise scale tile
   uint8_t* s_out = s_cs + 512;                           // [128][kQuantOutPitch] FP8 staging
   uint8_t* group_smem = smem + quantize_ring_smem_bytes();
-  if (p.flags & kQuantGrouped) build_group_table(p, group_smem, &meta, scan_tmp);
+  const bool grouped = (p.flags & kQuantGrouped) != 0;
+  if (grouped) build_group_table(p, group_smem, &meta, scan_tmp);
   const int64_t ntiles = p.tiles_c * p.tiles_r * p.batch;
   if (blockIdx.x >= ntiles) return;  // the launcher never starts more blocks than tiles
   const bool row = (p.flags & kQuantRowwise) != 0;
   float amax_all = 0.0f;
-  ring_issue<I>(p, quant_tile(p, blockIdx.x, group_smem, meta), stages);
+  const ExpRule er = exp_rule<F>(p.mode);
+  // Ungrouped plans step their tile positions (grouped tiles need the group table: quant_tile).
+  const bool walk = !grouped;
+  const bool lean_epi = walk && (p.flags & kQuantSwizzled) && (p.flags & kQuantTransposed) &&
+                        ((reinterpret_cast<uintptr_t>(p.col_data) | static_cast<uintptr_t>(p.rows) |
+                          reinterpret_cast<uintptr_t>(p.row_scales) | reinterpret_cast<uintptr_t>(p.col_scales)) &
+                         15) == 0;
+  const int dc = static_cast<int>(gridDim.x % static_cast<uint32_t>(p.tiles_c));
+  const int dq = static_cast<int>(gridDim.x / static_cast<uint32_t>(p.tiles_c));
+  TilePos cur{0, 0, 0}, nxt{0, 0, 0};
+  if (walk) {
+    cur = tile_pos(p, blockIdx.x);
+    nxt = cur;
+    tile_advance(p, nxt, dc, dq);
+  }
+  auto tile_of = [&](int64_t tile, const TilePos& q) {
+    return walk ? tile_at(p, q) : quant_tile(p, tile, group_smem, meta);
+  };
+  ring_issue_lean<I>(p, tile_of(blockIdx.x, cur), stages);
   int s = 0;
   for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
     const int64_t next = tile + gridDim.x;
-    if (next < ntiles) ring_issue<I>(p, quant_tile(p, next, group_smem, meta), stages + (s ^ 1) * kRingStageBytes);
+    if (next < ntiles) ring_issue_lean<I>(p, tile_of(next, nxt), stages + (s ^ 1) * kRingStageBytes);
     else cp_async_commit();  // an empty group keeps the wait count uniform
     // Recomputed rather than carried over from the issue: fewer registers live across the loop.
-    const QuantTile t = quant_tile(p, tile, group_smem, meta);
+    const QuantTile t = tile_of(tile, cur);
     cp_async_wait<1>();  // this thread's chunks of tile `tile` have landed
     const uint8_t* st = stages + s * kRingStageBytes;
     uint8_t* rs = s_rs + s * 512;
-    if (row) ring_rowwise<I, F, kProp>(p, t, st, rs);
+    if (row) ring_rowwise_scatter<I, F, kProp>(p, t, st, rs, er);
     __syncthreads();  // every thread's chunks (and rowwise scales) are in shared memory
-    ring_colwise<I, F, kProp>(p, t, st, s_out, s_cs, amax_all);
+    ring_colwise<I, F, kProp>(p, t, st, s_out, s_cs, amax_all, er);
     __syncthreads();  // FP8 tile and columnwise scales staged
-    tiled_epilogue(p, t, meta, s_out, rs, s_cs);
+    ring_epilogue(p, t, meta, s_out, rs, s_cs, lean_epi);
+    if (walk) {
+      cur = nxt;
+      tile_advance(p, nxt, dc, dq);
+    }
     s ^= 1;
   }
   cp_async_wait<0>();

@@ -36,6 +36,11 @@ __device__ __forceinline__ void cp_async16(void* smem_dst, const void* src, uint
   const uint32_t d = static_cast<uint32_t>(__cvta_generic_to_shared(smem_dst));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "r"(src_bytes) : "memory");
 }
+// The same for a whole 16-byte chunk (no zero fill): the plain form, no source-size operand.
+__device__ __forceinline__ void cp_async16_full(void* smem_dst, const void* src) {
+  const uint32_t d = static_cast<uint32_t>(__cvta_generic_to_shared(smem_dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 // Waits until at most N of this thread's most recent commit groups are still pending.
 template <int N>
