@@ -2,7 +2,7 @@
 // backward kernel) on the shapes, next to torch's bf16 SDPA (cuDNN and flash backends)
 // when a torch peer script is given.
 //
-//   mxq_bench_attention [--torch tools/bench_attention_torch.py] [iters]
+//   mxq_bench_attention [--torch tools/bench_attention_torch.py] [--fwd-only] [iters]
 //
 // FLOPs: forward 4*B*H*Sq*Skv*D, halved for a causal mask; backward 2.5x the forward. Times are
 // means over `iters` launches after two warm-ups (CUDA events on the legacy stream). Inputs are
@@ -78,6 +78,8 @@ mxqAttentionPlan_t plan(mxqHandle_t h, const Shape& s, mxqAttentionDirection_t d
   return p;
 }
 
+bool fwd_only = false;
+
 void bench(mxqHandle_t h, const Shape& s, int iters) {
   namespace L = mxq::layout;
   const int64_t rows = s.B * s.H * s.S;
@@ -103,6 +105,10 @@ void bench(mxqHandle_t h, const Shape& s, int iters) {
   std::printf(" fwd %8.3f ms %7.1f TFLOP/s", tf, flop / (tf * 1e-3) / 1e12);
   ckq(mxqAttentionPlanDestroy(pf), "destroy");
 
+  if (fwd_only) {
+    std::printf("\n");
+    return;
+  }
   mxqAttentionPlan_t pb = plan(h, s, MXQ_ATTN_BACKWARD);
   const mxqStatus_t st = mxqAttentionPlanFinalize(pb);
   if (st != MXQ_STATUS_SUCCESS) {
@@ -140,6 +146,7 @@ int main(int argc, char** argv) {
   int iters = 10;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--torch" && i + 1 < argc) torch_script = argv[++i];
+    else if (std::string(argv[i]) == "--fwd-only") fwd_only = true;
     else iters = std::max(1, std::atoi(argv[i]));
   }
   load_driver();

@@ -7,6 +7,7 @@
 
 #include "common/fp8.cuh"
 #include "core/layout.h"
+#include "sm90/gemm_bf16_convert.cuh"
 
 namespace mxq {
 namespace attn {
@@ -53,6 +54,22 @@ __device__ __forceinline__ uint32_t e4m3_round_bf16x2(float a, float b) {
   float qa, qb;
   dev::fp8x2_to_f32x2<dev::Fp8::E4M3>(dev::f32x2_to_fp8x2_satfinite<dev::Fp8::E4M3>(a, b), qa, qb);
   return dev::f32x2_to_bf16x2(qa, qb);  // no multiply: __fmul_rn by 1 would not be folded away
+}
+
+// The forward's P quantization without the fp32 round trip: a, b = P * p_scale (>= 0, or NaN) ->
+// E4M3 (RNE, satfinite) -> f16x2 (exact: every E4M3 value is an f16 normal) -> bf16x2. An f16 code
+// of an E4M3 value shifted right by 3 is the bf16 code of the value times 2^-112 (the f16 exponent
+// field lands in bf16's, the 3 mantissa bits at the top of bf16's 7; the upper half's low 3 bits
+// are zero, so nothing crosses into the lower half), and one bf16x2 multiply by 2^112 is exact.
+// 4 instructions per pair instead of 5 (e4m3_round_bf16x2). A NaN comes out finite (and may
+// spoil its pair's other half): only for callers where a NaN P also reaches the result another way
+// (the forward's row sum, which is then NaN and makes the row's O and LSE NaN, as before).
+// Checked exhaustively against e4m3_round_bf16x2 over every float in [0, 512) on an H100.
+__device__ __forceinline__ uint32_t p_e4m3_bf16x2(float a, float b) {
+  const uint32_t q = dev::f32x2_to_fp8x2_satfinite<dev::Fp8::E4M3>(a, b);
+  uint32_t h2;
+  asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2) : "h"(static_cast<uint16_t>(q)));
+  return sm90gemm::mul_bf16x2(h2 >> 3, ((127u + 112u) << 7) * 0x00010001u);
 }
 
 // 2^x by the SFU (ex2.approx, relative error ~2^-22): ex2 keeps subnormal results, ex2_ftz flushes

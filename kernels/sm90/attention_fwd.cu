@@ -338,12 +338,15 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       l_run[r] = l_run[r] * corr[r] + sum;  // per-thread partial; the quad is summed at the end
     }
   };
-  // Pq = fp8(P * p_scale) as the A fragments of the 8 k16 steps of P V.
+  // Pq = fp8(P * p_scale) as the A fragments of the 8 k16 steps of P V (E4M3 -> f16 -> bf16 by a
+  // shift and one exact bf16x2 multiply; a NaN P comes out finite, but a pair is two columns of one
+  // row and that row's sum l is NaN, so the
+  // O and LSE are NaN as with the exact form: attention_common.cuh).
   auto pack_p = [&] {
 #pragma unroll
     for (int kk = 0; kk < 8; ++kk)
 #pragma unroll
-      for (int r = 0; r < 4; ++r) pf[kk][r] = attn::e4m3_round_bf16x2(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
+      for (int r = 0; r < 4; ++r) pf[kk][r] = attn::p_e4m3_bf16x2(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
   };
 
   if (n_tiles > 0) {
