@@ -57,7 +57,7 @@ class FfiSyncTest(unittest.TestCase):
         cases = [
             ("    BAD_PARAM_SHAPE = 1005", "    BAD_PARAM_SHAPE = 1006"),
             ("    LINEAR = 1", "    LINEAR = 1\n    TILED = 2"),
-            ('int64=("M", "N", "K", "NUM_GROUPS", "BATCH")', 'int64=("M", "N", "K", "BATCH")'),
+            ('"NUM_GROUPS", "BATCH", "WORKSPACE_LIMIT")', '"NUM_GROUPS", "BATCH")'),
             ('float32=("ALPHA",)', "float32=()"),
             ('"mxqSwizzledScaleBytes": (_size,', '"mxqSwizzledScaleBytes": (ctypes.c_int64,'),
             ('    "mxqGetBuildInfo": (_str, []),\n', ""),
