@@ -95,6 +95,15 @@ __device__ __forceinline__ void cvt_exact(uint32_t w, float s, uint32_t& lo, uin
   hi = dev::f32x2_to_bf16x2(v1, v3);
 }
 
+// K step j (16 bf16 columns) of a converted 64-wide stage row: 16-byte unit 2j holds the `lo` halves
+// of word j of the stage's four 16-byte FP8 chunks, unit 2j + 1 their `hi` halves -- the K order of
+// the A fragments. Units are XORed with `swz` (row & 7 under the 128-byte swizzle of a bf16 slot; 0
+// in the unswizzled workspace of the B pre-kernel).
+__device__ __forceinline__ void store_kstep(uint8_t* row, uint32_t swz, int j, const uint32_t* lo, const uint32_t* hi) {
+  *reinterpret_cast<uint4*>(row + (((2 * j) ^ swz) << 4)) = make_uint4(lo[0], lo[1], lo[2], lo[3]);
+  *reinterpret_cast<uint4*>(row + (((2 * j + 1) ^ swz) << 4)) = make_uint4(hi[0], hi[1], hi[2], hi[3]);
+}
+
 __device__ __forceinline__ void prefetch_l1(const void* p) {
   asm volatile("prefetch.global.L1 [%0];" ::"l"(p));
 }

@@ -214,9 +214,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90Params& p) {
                   if constexpr (kSlow) cvt_exact<BK>(w[4 * q + j], q < 2 ? s0.exact : s1.exact, lo[q], hi[q]);
                   else cvt_fast<BK>(w[4 * q + j], q < 2 ? s0.fast : s1.fast, lo[q], hi[q]);
                 }
-                *reinterpret_cast<uint4*>(drow + (((2 * j) ^ (row & 7)) << 4)) = make_uint4(lo[0], lo[1], lo[2], lo[3]);
-                *reinterpret_cast<uint4*>(drow + (((2 * j + 1) ^ (row & 7)) << 4)) =
-                    make_uint4(hi[0], hi[1], hi[2], hi[3]);
+                store_kstep(drow, row & 7, j, lo, hi);
               }
             };
             if (slow) emit(std::true_type{});

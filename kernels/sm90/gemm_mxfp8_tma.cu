@@ -347,8 +347,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
                 else cvt_fast<BK>(w[4 * c + j], code_mult<BK>(H) * 0x00010001u, lo[c], hi[c]);
               }
             }
-            *reinterpret_cast<uint4*>(drow + (((2 * j) ^ (br & 7)) << 4)) = make_uint4(lo[0], lo[1], lo[2], lo[3]);
-            *reinterpret_cast<uint4*>(drow + (((2 * j + 1) ^ (br & 7)) << 4)) = make_uint4(hi[0], hi[1], hi[2], hi[3]);
+            store_kstep(drow, br & 7, j, lo, hi);
           }
         };
         const uint32_t qsel = (q & 1) ? 0xFFFFu : selm;
@@ -442,14 +441,10 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
 // in the slot order of the in-kernel path: 16-byte unit 2j holds the `lo` halves of word j of the
 // four chunks, unit 2j + 1 their `hi` halves (the K order of the A fragments). Stages past K are
 // zeros, as are bytes past K inside the last stage (K is a multiple of 16).
-// Writes one converted 64-wide stage (lo / hi halves indexed [4j + c]) in the slot order.
+// Writes one converted 64-wide stage (lo / hi halves indexed [4j + c]) in the slot order, unswizzled.
 __device__ __forceinline__ void store_bprep_stage(uint16_t* out, const uint32_t (&lo)[16], const uint32_t (&hi)[16]) {
-  uint4* dst = reinterpret_cast<uint4*>(out);
 #pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    dst[2 * j] = make_uint4(lo[4 * j], lo[4 * j + 1], lo[4 * j + 2], lo[4 * j + 3]);
-    dst[2 * j + 1] = make_uint4(hi[4 * j], hi[4 * j + 1], hi[4 * j + 2], hi[4 * j + 3]);
-  }
+  for (int j = 0; j < 4; ++j) store_kstep(reinterpret_cast<uint8_t*>(out), 0u, j, &lo[4 * j], &hi[4 * j]);
 }
 
 // This thread's item of a pre-kernel launch: the dequantized B's row and the first column of its
