@@ -34,6 +34,10 @@ struct Cu {
   int (*cuEventRecord)(void*, void*);
   int (*cuEventSynchronize)(void*);
   int (*cuEventElapsedTime)(float*, void*, void*);
+  int (*cuModuleLoadData)(void**, const void*);
+  int (*cuModuleGetFunction)(void**, void*, const char*);
+  int (*cuLaunchKernel)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**,
+                        void**);
 };
 
 inline Cu cu;
@@ -75,6 +79,9 @@ inline void load_driver() {
   MXQ_BENCH_SYM(cuEventRecord, "cuEventRecord");
   MXQ_BENCH_SYM(cuEventSynchronize, "cuEventSynchronize");
   MXQ_BENCH_SYM(cuEventElapsedTime, "cuEventElapsedTime_v2");
+  MXQ_BENCH_SYM(cuModuleLoadData, "cuModuleLoadData");
+  MXQ_BENCH_SYM(cuModuleGetFunction, "cuModuleGetFunction");
+  MXQ_BENCH_SYM(cuLaunchKernel, "cuLaunchKernel");
 #undef MXQ_BENCH_SYM
   int dev = 0;
   void* ctx = nullptr;

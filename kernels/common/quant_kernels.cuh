@@ -288,53 +288,62 @@ __device__ __forceinline__ void write_rowwise_scales(const QuantizeParams& p, co
 // one 16-byte store, a mixed line gets 4-byte stores. The rest of the padding is the tail
 // (zero_mgrouped_tail). So the padding costs whole-line stores inside data tiles instead of extra
 // padding-only tiles (measured: docs/PERFORMANCE.md).
-__device__ __forceinline__ void write_mgrouped_scales(const QuantizeParams& p, const QuantTile& t, const uint8_t* s,
-                                                      const GroupView& gv) {
+__device__ __forceinline__ void mg_put4(uint8_t* dst, uint32_t w, bool al4) {
+  if (al4) {
+    *reinterpret_cast<uint32_t*>(dst) = w;
+  } else {
+#pragma unroll
+    for (int c = 0; c < 4; ++c) dst[c] = static_cast<uint8_t>(w >> (8 * c));
+  }
+}
+
+// Where this thread's data row (r0 + threadIdx.x, if below nload) puts its 4 scale bytes; null otherwise.
+__device__ __forceinline__ uint8_t* mgrouped_scale_dst(const QuantizeParams& p, const QuantTile& t, const GroupView& gv) {
+  const int tid = threadIdx.x;
+  if (tid >= t.nload) return nullptr;
+  const int64_t r = t.r0 + tid;
+  const int64_t g = gv.group_of_row(r);
+  return p.row_scales + layout::swizzled_offset(kQuantTile * gv.tile0(g) + (r - gv.start(g)), 4 * t.tc, p.row_scale_ld);
+}
+
+// Zeroes the padding rows of each group whose last data row lies in this tile (see above).
+__device__ __forceinline__ void mgrouped_zero_padding(const QuantizeParams& p, const QuantTile& t, const GroupView& gv) {
+  if (t.nload <= 0) return;
   const int tid = threadIdx.x;
   const bool al16 = aligned16(p.row_scales);
   const bool al4 = (reinterpret_cast<uintptr_t>(p.row_scales) & 3u) == 0;
-  auto put4 = [&](uint8_t* dst, uint32_t w) {
-    if (al4) {
-      *reinterpret_cast<uint32_t*>(dst) = w;
-    } else {
-#pragma unroll
-      for (int c = 0; c < 4; ++c) dst[c] = static_cast<uint8_t>(w >> (8 * c));
-    }
-  };
-  auto zero16 = [&](uint8_t* dst) {
-    if (al16) {
-      store16(dst, make_uint4(0u, 0u, 0u, 0u));
-    } else {
-#pragma unroll
-      for (int c = 0; c < 16; ++c) dst[c] = 0;
-    }
-  };
-  if (tid < t.nload) {
-    const int64_t r = t.r0 + tid;
-    const int64_t g = gv.group_of_row(r);
-    put4(p.row_scales + layout::swizzled_offset(kQuantTile * gv.tile0(g) + (r - gv.start(g)), 4 * t.tc, p.row_scale_ld),
-         *reinterpret_cast<const uint32_t*>(s + local_scale(tid, 0)));
-  }
-  if (t.nload > 0) {
-    const int64_t last = t.r0 + t.nload;  // groups ending in (r0, last] end in this tile
-    const int64_t g0 = gv.group_of_row(t.r0), g1 = gv.group_of_row(last - 1);
-    const int64_t items = (g1 - g0 + 1) * 32;
-    for (int64_t k = tid; k < items; k += kQuantThreads) {
-      const int64_t g = g0 + (k >> 5);
-      const int i = static_cast<int>(k & 31);
-      const int64_t end = gv.end(g), size = end - gv.start(g);
-      const int sr = static_cast<int>(size & (kQuantTile - 1));
-      if (size == 0 || end > last || sr == 0) continue;
-      const int64_t tile = gv.tile0(g) + (size - 1) / kQuantTile;  // the group's last scale tile
-      uint8_t* line = p.row_scales + layout::swizzled_offset(tile * kQuantTile, 4 * t.tc, p.row_scale_ld) + 16 * i;
-      const int k0 = i >= sr ? 0 : (sr - i + 31) / 32;  // first padding row of the line is i + 32 k0
-      if (k0 == 0) {
-        zero16(line);
+  const int64_t last = t.r0 + t.nload;  // groups ending in (r0, last] end in this tile
+  const int64_t g0 = gv.group_of_row(t.r0), g1 = gv.group_of_row(last - 1);
+  const int64_t items = (g1 - g0 + 1) * 32;
+  for (int64_t k = tid; k < items; k += kQuantThreads) {
+    const int64_t g = g0 + (k >> 5);
+    const int i = static_cast<int>(k & 31);
+    const int64_t end = gv.end(g), size = end - gv.start(g);
+    const int sr = static_cast<int>(size & (kQuantTile - 1));
+    if (size == 0 || end > last || sr == 0) continue;
+    const int64_t tile = gv.tile0(g) + (size - 1) / kQuantTile;  // the group's last scale tile
+    uint8_t* line = p.row_scales + layout::swizzled_offset(tile * kQuantTile, 4 * t.tc, p.row_scale_ld) + 16 * i;
+    const int k0 = i >= sr ? 0 : (sr - i + 31) / 32;  // first padding row of the line is i + 32 k0
+    if (k0 == 0) {
+      if (al16) {
+        store16(line, make_uint4(0u, 0u, 0u, 0u));
       } else {
-        for (int q = k0; q < 4; ++q) put4(line + 4 * q, 0u);
+#pragma unroll
+        for (int c = 0; c < 16; ++c) line[c] = 0;
       }
+    } else {
+      for (int q = k0; q < 4; ++q) mg_put4(line + 4 * q, 0u, al4);
     }
   }
+}
+
+__device__ __forceinline__ void write_mgrouped_scales(const QuantizeParams& p, const QuantTile& t, const uint8_t* s,
+                                                      const GroupView& gv) {
+  uint8_t* dst = mgrouped_scale_dst(p, t, gv);
+  if (dst)
+    mg_put4(dst, *reinterpret_cast<const uint32_t*>(s + local_scale(threadIdx.x, 0)),
+            (reinterpret_cast<uintptr_t>(p.row_scales) & 3u) == 0);
+  mgrouped_zero_padding(p, t, gv);
 }
 
 // The tail of an M-grouped swizzled scale tensor: scale tiles used_tiles .. row_scale_tiles - 1, which
@@ -357,9 +366,12 @@ __device__ __forceinline__ void zero_mgrouped_tail(const QuantizeParams& p, cons
   }
 }
 
-template <In I, Fp8 F, bool kProp, bool kSwiglu>
-__device__ __forceinline__ void rowwise_tile(const QuantizeParams& p, const QuantTile& t, uint8_t* s_scale,
-                                             float& amax_all, const GroupView& gv) {
+// Quantizes passes p0 .. p0+N-1 of tile t from loaded chunks: amax, scale, FP8 stores, the scale bytes
+// into s_scale (and, SwiGLU, the activation).
+template <In I, Fp8 F, bool kProp, bool kSwiglu, int N>
+__device__ __forceinline__ void rowwise_passes(const QuantizeParams& p, const QuantTile& t, int p0,
+                                               const RawChunk<I, kSwiglu> (&rc)[N], uint8_t* s_scale,
+                                               float& amax_all) {
   using T = typename InTraits<I>::T;
   using Raw = RawChunk<I, kSwiglu>;
   const int tid = threadIdx.x;
@@ -368,35 +380,52 @@ __device__ __forceinline__ void rowwise_tile(const QuantizeParams& p, const Quan
   const int nvalid = t.ncols - cl < 0 ? 0 : t.ncols - cl < kChunk ? t.ncols - cl : kChunk;
   uint8_t* ob = p.row_data + (t.b * p.rows + t.r0) * p.cols + t.c0 + cl;
   T* ab = kSwiglu && p.act ? static_cast<T*>(p.act) + (t.b * p.rows + t.r0) * p.cols + t.c0 + cl : nullptr;
-  // 16-bit inputs without SwiGLU keep all 8 chunks (8 x 16 bytes) in flight; wider ones 4 at a time.
-  constexpr int kBatch = Raw::kWords * (kSwiglu ? 2 : 1) <= 4 ? kPasses : kPasses / 2;
 #pragma unroll
-  for (int p0 = 0; p0 < kPasses; p0 += kBatch) {
-    Raw rc[kBatch];
-    load_rows<I, kSwiglu, kBatch>(p, t, p0, rc);
-#pragma unroll
-    for (int i = 0; i < kBatch; ++i) {
-      const int rl = (p0 + i) * kRowsPerPass + (tid >> 4);
-      const bool live = rl < t.nrows && nvalid > 0;
-      float v[kChunk];
-      uint32_t bits[Raw::kWords];
-      chunk_values<I, kSwiglu>(rc[i], v, bits);
-      if (kSwiglu && ab && live) store_words<I>(ab + rl * p.cols, bits, nvalid);
-      float amax, pmax;
-      chunk_max<kProp>(v, amax, pmax);
-      amax_all = fmaxf(amax_all, amax);
-      quad_max<kProp>(amax, pmax);
-      const uint32_t e = block_exponent<F, kProp>(amax, pmax, p.mode);
-      uint32_t q0, q1;
-      quantize8<F>(v, scale_inverse(e), q0, q1);
-      if (live) store_fp8x8(ob + rl * p.cols, q0, q1, nvalid);
-      if ((chunk & 3) == 0) s_scale[local_scale(rl, chunk >> 2)] = static_cast<uint8_t>(live ? e : 0u);
-    }
+  for (int i = 0; i < N; ++i) {
+    const int rl = (p0 + i) * kRowsPerPass + (tid >> 4);
+    const bool live = rl < t.nrows && nvalid > 0;
+    float v[kChunk];
+    uint32_t bits[Raw::kWords];
+    chunk_values<I, kSwiglu>(rc[i], v, bits);
+    if (kSwiglu && ab && live) store_words<I>(ab + rl * p.cols, bits, nvalid);
+    float amax, pmax;
+    chunk_max<kProp>(v, amax, pmax);
+    amax_all = fmaxf(amax_all, amax);
+    quad_max<kProp>(amax, pmax);
+    const uint32_t e = block_exponent<F, kProp>(amax, pmax, p.mode);
+    uint32_t q0, q1;
+    quantize8<F>(v, scale_inverse(e), q0, q1);
+    if (live) store_fp8x8(ob + rl * p.cols, q0, q1, nvalid);
+    if ((chunk & 3) == 0) s_scale[local_scale(rl, chunk >> 2)] = static_cast<uint8_t>(live ? e : 0u);
   }
+}
+
+// The scale tile of a quantized tile leaves the block (both barriers: s_scale is rewritten next).
+__device__ __forceinline__ void rowwise_scales_out(const QuantizeParams& p, const QuantTile& t, const uint8_t* s_scale,
+                                                   const GroupView& gv) {
   __syncthreads();
   if ((p.flags & kQuantGrouped) && (p.flags & kQuantSwizzled)) write_mgrouped_scales(p, t, s_scale, gv);
   else write_rowwise_scales(p, t, s_scale);
   __syncthreads();  // s_scale is rewritten by the next tile
+}
+
+// 16-bit inputs without SwiGLU keep all 8 chunks (8 x 16 bytes) in flight; wider ones 4 at a time.
+template <In I, bool kSwiglu>
+constexpr int rowwise_batch() {
+  return RawChunk<I, kSwiglu>::kWords * (kSwiglu ? 2 : 1) <= 4 ? kPasses : kPasses / 2;
+}
+
+template <In I, Fp8 F, bool kProp, bool kSwiglu>
+__device__ __forceinline__ void rowwise_tile(const QuantizeParams& p, const QuantTile& t, uint8_t* s_scale,
+                                             float& amax_all, const GroupView& gv) {
+  constexpr int kBatch = rowwise_batch<I, kSwiglu>();
+#pragma unroll
+  for (int p0 = 0; p0 < kPasses; p0 += kBatch) {
+    RawChunk<I, kSwiglu> rc[kBatch];
+    load_rows<I, kSwiglu, kBatch>(p, t, p0, rc);
+    rowwise_passes<I, F, kProp, kSwiglu, kBatch>(p, t, p0, rc, s_scale, amax_all);
+  }
+  rowwise_scales_out(p, t, s_scale, gv);
 }
 
 // Ungrouped plans launch one block per tile and run the loop once. Grouped plans build their group
@@ -439,6 +468,159 @@ __device__ __forceinline__ void quantize_rowwise(const QuantizeParams& p) {
     tile = next;
   }
   if (p.amax) commit_amax(p.amax, amax_all, s_warp);
+}
+
+// M-grouped rowwise, one block per data tile, for 16-bit inputs without SwiGLU (whose 8 chunks per
+// thread are all in flight at once): the grid and the hardware block scheduler are exactly those of an
+// ungrouped tensor. The tile's loads are issued first (every row of the tensor: rows past the last
+// group are readable, and are zeroed in registers once the table says where the groups end), and the
+// block builds its group table while they are in flight, so the table is off the memory path.
+// The inline group table of the M-grouped rowwise kernel, built by one warp (no block-wide scan).
+// Warp 0 first stages the caller's offsets in shared memory with cp.async (issued before the tile's
+// data loads, so they are not queued behind them and hold no registers), then, while the data is in
+// flight, scans them: lane l takes groups 128 k + 4 l .. + 3 in round k. Only what the rowwise path
+// reads is built, with the same values as build_group_table: the clamped start row and the first
+// padded scale tile of each group, tile0[G] = used tiles, and the covered rows. The staging area is
+// the table's columnwise-base array (8 bytes per group), which this path does not use.
+constexpr int kMgPer = 4;
+constexpr int kMgRound = 32 * kMgPer;
+
+__device__ __forceinline__ void mg_offsets_stage(const QuantizeParams& p, uint8_t* table_base) {
+  GroupTableSmem tab(table_base, p.num_groups);
+  const bool i64 = (p.flags & kQuantOffsetsI64) != 0;
+  for (int64_t g = threadIdx.x & 31; g < p.num_groups; g += 32) {
+    if (i64) cp_async_small<8>(tab.col0 + g, static_cast<const int64_t*>(p.offsets) + g);
+    else cp_async_small<4>(reinterpret_cast<int32_t*>(tab.col0) + g, static_cast<const int32_t*>(p.offsets) + g);
+  }
+  cp_async_commit();
+}
+
+template <typename Int>
+__device__ __forceinline__ Int warp_scan_max(Int v) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    const Int o = __shfl_up_sync(0xFFFFFFFFu, v, d);
+    if (lane >= d) v = o > v ? o : v;
+  }
+  return v;
+}
+template <typename Int>
+__device__ __forceinline__ Int warp_scan_sum(Int v) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    const Int o = __shfl_up_sync(0xFFFFFFFFu, v, d);
+    if (lane >= d) v += o;
+  }
+  return v;
+}
+
+// Warp 0 only, after mg_offsets_stage. Int is int32_t when every row index and tile count fits
+// (rows < kMgMaxRows), which halves the registers this takes next to the tile's in-flight data: the
+// kernel instantiates only that form, and the launcher sends taller tensors to the persistent path.
+template <typename Int>
+__device__ __forceinline__ void mg_table_build(const QuantizeParams& p, uint8_t* table_base, GroupMeta* meta) {
+  const int64_t G = p.num_groups;
+  const int lane = threadIdx.x & 31;
+  const bool i64 = (p.flags & kQuantOffsetsI64) != 0;
+  const Int rows = static_cast<Int>(p.rows);
+  GroupTableSmem tab(table_base, G);
+  cp_async_wait<0>();
+  __syncwarp();
+  Int carry_max = 0, carry_tiles = 0;  // over the earlier rounds
+  for (int64_t round = 0; round * kMgRound < G; ++round) {
+    const int64_t g0 = round * kMgRound + lane * kMgPer;
+    Int o[kMgPer];
+    Int lm = carry_max;
+#pragma unroll
+    for (int j = 0; j < kMgPer; ++j) {
+      // Clamped to [0, rows] (the ends are clamped anyway); 0 past the last group.
+      int64_t v = g0 + j >= G ? 0 : i64 ? tab.col0[g0 + j] : reinterpret_cast<const int32_t*>(tab.col0)[g0 + j];
+      v = v < 0 ? 0 : v > p.rows ? p.rows : v;
+      o[j] = static_cast<Int>(v);
+      lm = o[j] > lm ? o[j] : lm;
+    }
+    const Int incl = warp_scan_max(lm);
+    Int excl = __shfl_up_sync(0xFFFFFFFFu, incl, 1);
+    if (lane == 0) excl = carry_max;
+    // Ends: running max of the offsets (from 0); starts: the previous end.
+    Int start[kMgPer + 1];
+    Int run = excl, tiles = 0;
+#pragma unroll
+    for (int j = 0; j < kMgPer; ++j) {
+      start[j] = run;
+      run = o[j] > run ? o[j] : run;
+    }
+    start[kMgPer] = run;
+#pragma unroll
+    for (int j = 0; j < kMgPer; ++j) tiles += (start[j + 1] - start[j] + kQuantTile - 1) / kQuantTile;
+    const Int tiles_incl = warp_scan_sum(tiles);
+    Int tile = carry_tiles + tiles_incl - tiles;
+    __syncwarp();  // every lane has read its staged offsets (the starts overwrite no staged entry, but
+                   // keep the read and write phases apart regardless)
+#pragma unroll
+    for (int j = 0; j < kMgPer; ++j) {
+      if (g0 + j < G) {
+        tab.start[g0 + j] = start[j];
+        tab.tile0[g0 + j] = static_cast<int32_t>(tile);
+      }
+      tile += (start[j + 1] - start[j] + kQuantTile - 1) / kQuantTile;
+    }
+    carry_max = __shfl_sync(0xFFFFFFFFu, incl, 31);
+    carry_tiles += __shfl_sync(0xFFFFFFFFu, tiles_incl, 31);
+  }
+  if (lane == 0) {
+    tab.tile0[G] = static_cast<int32_t>(carry_tiles);
+    meta->used_tiles = carry_tiles;
+    meta->covered = carry_max;
+    meta->total_cols = 0;
+  }
+}
+
+template <In I, Fp8 F, bool kProp>
+__device__ __forceinline__ void quantize_mgrouped(const QuantizeParams& p) {
+  static_assert(rowwise_batch<I, false>() == kPasses, "all chunks in flight before the table is built");
+  extern __shared__ __align__(16) uint8_t group_smem[];  // inline group table
+  __shared__ __align__(16) uint8_t s_scale[512];
+  __shared__ float s_warp[kWarps];
+  __shared__ GroupMeta meta;
+  __shared__ int64_t scan_tmp[kWarps];
+  const GroupMeta all_rows{0, p.rows, 0};
+  QuantTile t = quant_tile_mgrouped(p, blockIdx.x, all_rows);
+  const bool inline_table = (p.flags & kQuantGroupTable) == 0;
+  const bool builder = inline_table && threadIdx.x < 32;
+  if (builder) mg_offsets_stage(p, group_smem);
+  RawChunk<I, false> rc[kPasses];
+  load_rows<I, false, kPasses>(p, t, 0, rc);
+  if (inline_table) {
+    if (builder) mg_table_build<int32_t>(p, group_smem, &meta);  // the launcher checks kMgMaxRows
+    __syncthreads();
+  } else {
+    build_group_table<false>(p, group_smem, &meta, scan_tmp);  // the totals of the device-built table
+  }
+  const GroupView gv(p, group_smem, meta);
+  if (p.flags & kQuantSwizzled) zero_mgrouped_tail(p, meta);
+  const int64_t lleft = meta.covered - t.r0;
+  t.nload = lleft <= 0 ? 0 : static_cast<int>(lleft < t.nrows ? lleft : t.nrows);
+#pragma unroll
+  for (int i = 0; i < kPasses; ++i)
+    if (i * kRowsPerPass + (static_cast<int>(threadIdx.x) >> 4) >= t.nload) zero_chunk<I, false>(rc[i]);
+  // Everything that does not depend on the data happens while it is still in flight: this thread's
+  // scale destination and the group padding lines (zeros).
+  uint8_t* sdst = (p.flags & kQuantSwizzled) ? mgrouped_scale_dst(p, t, gv) : nullptr;
+  if (p.flags & kQuantSwizzled) mgrouped_zero_padding(p, t, gv);
+  float amax_all = 0.0f;
+  rowwise_passes<I, F, kProp, false, kPasses>(p, t, 0, rc, s_scale, amax_all);
+  __syncthreads();
+  if (p.flags & kQuantSwizzled) {
+    if (sdst)
+      mg_put4(sdst, *reinterpret_cast<const uint32_t*>(s_scale + local_scale(threadIdx.x, 0)),
+              (reinterpret_cast<uintptr_t>(p.row_scales) & 3u) == 0);
+  } else {
+    write_rowwise_scales(p, t, s_scale);
+  }
+  if (p.amax) commit_amax(p.amax, amax_all, s_warp);  // its barrier orders nothing else: s_scale is not reused
 }
 
 // ---- the tiled kernel ----------------------------------------------------------------------------
@@ -737,6 +919,18 @@ constexpr int min_blocks_tiled() {
 }  // namespace quant
 }  // namespace dev
 }  // namespace mxq
+
+// M-grouped rowwise entry points (16-bit inputs, no SwiGLU): mxq_quantize_mgrouped_<input>_<fp8>[_prop].
+#define MXQ_QUANT_MGROUPED_ENTRY(IN, IN_NAME, F, F_NAME, PROP, PROP_NAME)                                       \
+  extern "C" __global__ void __launch_bounds__(mxq::kQuantThreads, mxq::dev::quant::min_blocks_rowwise<mxq::dev::In::IN, false>()) \
+      mxq_quantize_mgrouped_##IN_NAME##_##F_NAME##PROP_NAME(const mxq::QuantizeParams p) {                       \
+    mxq::dev::quant::quantize_mgrouped<mxq::dev::In::IN, mxq::dev::Fp8::F, PROP>(p);                              \
+  }
+#define MXQ_QUANT_MGROUPED_ENTRIES_IN(IN, IN_NAME)                \
+  MXQ_QUANT_MGROUPED_ENTRY(IN, IN_NAME, E4M3, e4m3, false, )      \
+  MXQ_QUANT_MGROUPED_ENTRY(IN, IN_NAME, E4M3, e4m3, true, _prop)  \
+  MXQ_QUANT_MGROUPED_ENTRY(IN, IN_NAME, E5M2, e5m2, false, )      \
+  MXQ_QUANT_MGROUPED_ENTRY(IN, IN_NAME, E5M2, e5m2, true, _prop)
 
 // ---- exported entry points: mxq_quantize_<kernel>_<input>_<fp8>[_prop][_swiglu] -------------------
 // MXQ_QUANT_ENTRIES_IN(kind, input) defines the 8 kernels of one kind and input type (both FP8 types,

@@ -78,9 +78,10 @@ __device__ __forceinline__ void ring_issue(const QuantizeParams& p, const QuantT
 
 // Pass A, general form (ragged or unaligned tiles): rowwise 1x32 output of the chunks this thread
 // loaded (rows 16 i + tid / 16); the 4 lanes of a 32-block each compute its scale.
-template <In I, Fp8 F, bool kProp>
+// kAmax: also fold the maxima into amax_all (rowwise-only plans, which have no pass B).
+template <In I, Fp8 F, bool kProp, bool kAmax>
 __device__ __forceinline__ void ring_rowwise(const QuantizeParams& p, const QuantTile& t, const uint8_t* stage,
-                                             uint8_t* s_rs, const ExpRule& er) {
+                                             uint8_t* s_rs, const ExpRule& er, float& amax_all) {
   using Raw = RawChunk<I, false>;
   const int tid = threadIdx.x;
   const int chunk = tid & (kChunksPerRow - 1);
@@ -102,6 +103,7 @@ __device__ __forceinline__ void ring_rowwise(const QuantizeParams& p, const Quan
     chunk_values<I, false>(rc, v, bits);
     float amax, pmax;
     chunk_max<kProp>(v, amax, pmax);
+    if constexpr (kAmax) amax_all = fmaxf(amax_all, amax);
     quad_max<kProp>(amax, pmax);
     const uint32_t e = block_exponent_bf<kProp>(amax, pmax, er);
     const float inv = scale_inverse_bf<kProp>(e);
@@ -204,12 +206,12 @@ struct MaxNanOp {
 // passes 4h .. 4h+3 are reduced together, so lane j of a quad computes the scale of pass 4h + j only
 // (one exponent per 32-block instead of four copies), writes that scale byte, and the quad exchanges
 // the four multipliers. Every row and column is live: no predicate.
-template <In I, Fp8 F, bool kProp>
+template <In I, Fp8 F, bool kProp, bool kAmax>
 __device__ __forceinline__ void ring_rowwise_scatter(const QuantizeParams& p, const QuantTile& t, const uint8_t* stage,
-                                                     uint8_t* s_rs, const ExpRule& er) {
+                                                     uint8_t* s_rs, const ExpRule& er, float& amax_all) {
   if (t.nrows != kT || t.ncols != kT ||
       ((reinterpret_cast<uintptr_t>(p.row_data) | static_cast<uintptr_t>(p.cols)) & 7) != 0) {
-    ring_rowwise<I, F, kProp>(p, t, stage, s_rs, er);
+    ring_rowwise<I, F, kProp, kAmax>(p, t, stage, s_rs, er, amax_all);
     return;
   }
   const int tid = threadIdx.x, lane = tid & 31;
@@ -231,6 +233,7 @@ __device__ __forceinline__ void ring_rowwise_scatter(const QuantizeParams& p, co
 #pragma unroll
       for (int e = 0; e < kChunk; ++e) v[k][e] = bits_to_f32<I>(elem_bits<I>(w, e));
       chunk_max<kProp>(v[k], am[k], pm[k]);
+      if constexpr (kAmax) amax_all = fmaxf(amax_all, am[k]);
     }
     const float m = quad_scatter(am, j, MaxOp{});
     const float pmx = kProp ? quad_scatter(pm, j, MaxNanOp{}) : 0.0f;
@@ -297,6 +300,7 @@ __device__ __forceinline__ QuantTile tile_at(const QuantizeParams& p, const Tile
 // same stores as tiled_epilogue without its general cases (warp 0 writes the rowwise scale tile,
 // warp 1 the columnwise one, every thread 4 x 16 bytes of the FP8 tile). `lean` is that launch-wide
 // condition; ragged tiles take tiled_epilogue.
+template <bool kCol>
 __device__ __forceinline__ void ring_epilogue(const QuantizeParams& p, const QuantTile& t, const GroupMeta& meta,
                                               const uint8_t* s_out, const uint8_t* s_rs, const uint8_t* s_cs,
                                               bool lean) {
@@ -305,6 +309,13 @@ __device__ __forceinline__ void ring_epilogue(const QuantizeParams& p, const Qua
     return;
   }
   const int tid = threadIdx.x;
+  if constexpr (!kCol) {
+    if (tid < 32) {
+      uint8_t* d = p.row_scales + t.b * p.row_scale_bstride + (t.tile_r * (p.row_scale_ld >> 2) + t.tc) * 512;
+      store16(d + 16 * tid, *reinterpret_cast<const uint4*>(s_rs + 16 * tid));
+    }
+    return;
+  }
   if (tid < 32) {
     if (p.flags & kQuantRowwise) {
       uint8_t* d = p.row_scales + t.b * p.row_scale_bstride + (t.tile_r * (p.row_scale_ld >> 2) + t.tc) * 512;
@@ -359,7 +370,9 @@ __device__ __forceinline__ void ring_issue_lean(const QuantizeParams& p, const Q
   cp_async_commit();
 }
 
-template <In I, Fp8 F, bool kProp>
+// kCol = false: the rowwise-only instantiation (mxq_quantize_ringrow_*): pass A only, one barrier per
+// tile, no columnwise staging, 3 blocks per SM.
+template <In I, Fp8 F, bool kProp, bool kCol = true>
 __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
   extern __shared__ __align__(16) uint8_t smem[];  // ring, scale tiles, FP8 tile, then the group table
   __shared__ float s_warp[kWarps];
@@ -369,9 +382,14 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
   uint8_t* s_rs = smem + kRingStages * kRingStageBytes;  // two rowwise scale tiles, alternating
   uint8_t* s_cs = s_rs + 2 * 512;                        // columnwise scale tile
   uint8_t* s_out = s_cs + 512;                           // [128][kQuantOutPitch] FP8 staging
-  uint8_t* group_smem = smem + quantize_ring_smem_bytes();
+  uint8_t* group_smem = smem + (kCol ? quantize_ring_smem_bytes() : quantize_ringrow_smem_bytes());
   const bool grouped = (p.flags & kQuantGrouped) != 0;
   if (grouped) build_group_table(p, group_smem, &meta, scan_tmp);
+  // Rowwise-only M-grouped plans cut the data like an ungrouped tensor and move only the scale rows
+  // (quant_tile_mgrouped, write_mgrouped_scales), as the register rowwise kernel does.
+  const bool mgrouped = !kCol && grouped;
+  const GroupView gv(p, group_smem, meta);
+  if (mgrouped && (p.flags & kQuantSwizzled)) zero_mgrouped_tail(p, meta);
   const int64_t ntiles = p.tiles_c * p.tiles_r * p.batch;
   if (blockIdx.x >= ntiles) return;  // the launcher never starts more blocks than tiles
   const bool row = (p.flags & kQuantRowwise) != 0;
@@ -379,7 +397,7 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
   const ExpRule er = exp_rule<F>(p.mode);
   // Ungrouped plans step their tile positions (grouped tiles need the group table: quant_tile).
   const bool walk = !grouped;
-  const bool lean_epi = walk && (p.flags & kQuantSwizzled) && (p.flags & kQuantTransposed) &&
+  const bool lean_epi = walk && (p.flags & kQuantSwizzled) && ((p.flags & kQuantTransposed) || !kCol) &&
                         ((reinterpret_cast<uintptr_t>(p.col_data) | static_cast<uintptr_t>(p.rows) |
                           reinterpret_cast<uintptr_t>(p.row_scales) | reinterpret_cast<uintptr_t>(p.col_scales)) &
                          15) == 0;
@@ -392,7 +410,8 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
     tile_advance(p, nxt, dc, dq);
   }
   auto tile_of = [&](int64_t tile, const TilePos& q) {
-    return walk ? tile_at(p, q) : quant_tile(p, tile, group_smem, meta);
+    if (walk) return tile_at(p, q);
+    return mgrouped ? quant_tile_mgrouped(p, tile, meta) : quant_tile(p, tile, group_smem, meta);
   };
   ring_issue_lean<I>(p, tile_of(blockIdx.x, cur), stages);
   int s = 0;
@@ -405,11 +424,20 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
     cp_async_wait<1>();  // this thread's chunks of tile `tile` have landed
     const uint8_t* st = stages + s * kRingStageBytes;
     uint8_t* rs = s_rs + s * 512;
-    if (row) ring_rowwise_scatter<I, F, kProp>(p, t, st, rs, er);
+    if (row) ring_rowwise_scatter<I, F, kProp, !kCol>(p, t, st, rs, er, amax_all);
     __syncthreads();  // every thread's chunks (and rowwise scales) are in shared memory
-    ring_colwise<I, F, kProp>(p, t, st, s_out, s_cs, amax_all, er);
-    __syncthreads();  // FP8 tile and columnwise scales staged
-    ring_epilogue(p, t, meta, s_out, rs, s_cs, lean_epi);
+    // Rowwise only (!kCol): pass A reads back only this thread's own chunks, so the stages need no
+    // barrier of their own; the one above orders the scale tile before the epilogue.
+    if constexpr (kCol) {
+      ring_colwise<I, F, kProp>(p, t, st, s_out, s_cs, amax_all, er);
+      __syncthreads();  // FP8 tile and columnwise scales staged
+    }
+    if (!kCol && mgrouped) {
+      if (p.flags & kQuantSwizzled) write_mgrouped_scales(p, t, rs, gv);
+      else write_rowwise_scales(p, t, rs);
+    } else {
+      ring_epilogue<kCol>(p, t, meta, s_out, rs, s_cs, lean_epi);
+    }
     if (walk) {
       cur = nxt;
       tile_advance(p, nxt, dc, dq);
@@ -431,8 +459,17 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
       mxq_quantize_ring_##IN_NAME##_##F_NAME##PROP_NAME(const mxq::QuantizeParams p) {                     \
     mxq::dev::quant::quantize_ring<mxq::dev::In::IN, mxq::dev::Fp8::F, PROP>(p);                           \
   }
+#define MXQ_QUANT_RINGROW_ENTRY(IN, IN_NAME, F, F_NAME, PROP, PROP_NAME)                                    \
+  extern "C" __global__ void __launch_bounds__(mxq::kQuantThreads, 3)                                      \
+      mxq_quantize_ringrow_##IN_NAME##_##F_NAME##PROP_NAME(const mxq::QuantizeParams p) {                  \
+    mxq::dev::quant::quantize_ring<mxq::dev::In::IN, mxq::dev::Fp8::F, PROP, false>(p);                    \
+  }
 #define MXQ_QUANT_RING_ENTRIES_IN(IN, IN_NAME)                \
   MXQ_QUANT_RING_ENTRY(IN, IN_NAME, E4M3, e4m3, false, )      \
   MXQ_QUANT_RING_ENTRY(IN, IN_NAME, E4M3, e4m3, true, _prop)  \
   MXQ_QUANT_RING_ENTRY(IN, IN_NAME, E5M2, e5m2, false, )      \
-  MXQ_QUANT_RING_ENTRY(IN, IN_NAME, E5M2, e5m2, true, _prop)
+  MXQ_QUANT_RING_ENTRY(IN, IN_NAME, E5M2, e5m2, true, _prop)  \
+  MXQ_QUANT_RINGROW_ENTRY(IN, IN_NAME, E4M3, e4m3, false, )      \
+  MXQ_QUANT_RINGROW_ENTRY(IN, IN_NAME, E4M3, e4m3, true, _prop)  \
+  MXQ_QUANT_RINGROW_ENTRY(IN, IN_NAME, E5M2, e5m2, false, )      \
+  MXQ_QUANT_RINGROW_ENTRY(IN, IN_NAME, E5M2, e5m2, true, _prop)

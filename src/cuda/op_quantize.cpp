@@ -7,6 +7,7 @@
 // synchronizes the host, so a plan can be captured into a CUDA graph.
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <string>
 
 #include "common/quant_params.cuh"
@@ -34,26 +35,75 @@ bool uses_ring(const QuantizeDesc& d) {
   return needs_tiled(d) && !d.block_2d && d.in_dtype != MXQ_DTYPE_FP32 && d.fusion != MXQ_FUSION_SWIGLU;
 }
 
-std::string kernel_name(const QuantizeDesc& d) {
-  const char* in = d.in_dtype == MXQ_DTYPE_FP32 ? "f32" : d.in_dtype == MXQ_DTYPE_FP16 ? "f16" : "bf16";
-  const char* out = d.out_dtype == MXQ_DTYPE_E5M2 ? "e5m2" : "e4m3";
-  const char* kind = uses_ring(d) ? "ring" : needs_tiled(d) ? "tiled" : "rowwise";
-  return std::string("mxq_quantize_") + kind + "_" + in + "_" + out +
-         (d.nonfinite == MXQ_NONFINITE_PROPAGATE ? "_prop" : "") + (d.fusion == MXQ_FUSION_SWIGLU ? "_swiglu" : "");
+// Ungrouped rowwise plans with 16-bit inputs and no fusion, up to this many 128x128 tiles, run the
+// rowwise-only ring kernel (persistent blocks, the next tile's loads in flight during this one): on
+// tensors of a few waves the register kernel's one-block-per-tile ramp and tail cost more than the
+// ring's pipelining; on larger ones the register kernel is ahead (docs/PERFORMANCE.md).
+// MXQ_QUANT_RINGROW=0/1 overrides the rule (docs/ENVIRONMENT.md).
+constexpr int64_t kRingRowMaxTiles = 8192;
+
+int64_t data_tiles(const QuantizeDesc& d) {
+  return layout::ceil_div(d.rows, kQuantTile) * layout::ceil_div(d.cols, kQuantTile) * d.batch;
+}
+
+// M-grouped rowwise plans (16-bit inputs, no fusion) choose among three schedules:
+// "persistent" register blocks (one group table per block, counter-driven tile order), "direct" (one
+// block per data tile, quantize_mgrouped) and "ring" (the rowwise-only ring kernel with M-grouped
+// tiles). MXQ_QUANT_MGROUPED=persistent|direct|ring overrides the rule (docs/ENVIRONMENT.md).
+enum class MgSchedule { kNone, kPersistent, kDirect, kRing };
+
+MgSchedule mgrouped_schedule(const QuantizeDesc& d) {
+  if (d.grouping != MXQ_GROUPING_ROWS || needs_tiled(d) || d.in_dtype == MXQ_DTYPE_FP32 ||
+      d.fusion == MXQ_FUSION_SWIGLU)
+    return MgSchedule::kNone;
+  if (const char* env = std::getenv("MXQ_QUANT_MGROUPED"); env && *env) {
+    const std::string v(env);
+    if (v == "persistent") return MgSchedule::kPersistent;
+    if (v == "direct") return d.rows < kMgMaxRows ? MgSchedule::kDirect : MgSchedule::kPersistent;
+    if (v == "ring") return MgSchedule::kRing;
+  }
+  return data_tiles(d) <= kRingRowMaxTiles ? MgSchedule::kRing : MgSchedule::kPersistent;
+}
+
+bool uses_ringrow(const QuantizeDesc& d) {
+  if (mgrouped_schedule(d) == MgSchedule::kRing) return true;
+  if (needs_tiled(d) || d.grouping == MXQ_GROUPING_ROWS || d.in_dtype == MXQ_DTYPE_FP32 ||
+      d.fusion == MXQ_FUSION_SWIGLU)
+    return false;
+  if (const char* env = std::getenv("MXQ_QUANT_RINGROW"); env && *env) return std::string(env) != "0";
+  return data_tiles(d) <= kRingRowMaxTiles;
 }
 
 bool grouped(const QuantizeDesc& d) { return d.grouping == MXQ_GROUPING_ROWS; }
 
+// The "direct" M-grouped schedule: one block per data tile, the group table built by each block while
+// its tile's loads are in flight (quantize_mgrouped).
+bool uses_mgrouped(const QuantizeDesc& d) { return mgrouped_schedule(d) == MgSchedule::kDirect; }
+
+std::string kernel_name(const QuantizeDesc& d) {
+  const char* in = d.in_dtype == MXQ_DTYPE_FP32 ? "f32" : d.in_dtype == MXQ_DTYPE_FP16 ? "f16" : "bf16";
+  const char* out = d.out_dtype == MXQ_DTYPE_E5M2 ? "e5m2" : "e4m3";
+  const char* kind = uses_ring(d)      ? "ring"
+                     : needs_tiled(d)   ? "tiled"
+                     : uses_ringrow(d)  ? "ringrow"
+                     : uses_mgrouped(d) ? "mgrouped"
+                                        : "rowwise";
+  return std::string("mxq_quantize_") + kind + "_" + in + "_" + out +
+         (d.nonfinite == MXQ_NONFINITE_PROPAGATE ? "_prop" : "") + (d.fusion == MXQ_FUSION_SWIGLU ? "_swiglu" : "");
+}
+
 // Dynamic shared memory of the chosen kernel before the inline group table.
 int tile_smem(const QuantizeDesc& d) {
   if (uses_ring(d)) return quantize_ring_smem_bytes();
+  if (uses_ringrow(d)) return quantize_ringrow_smem_bytes();
   return needs_tiled(d) ? quantize_tiled_smem_bytes(static_cast<int>(in_size(d.in_dtype))) : 0;
 }
 
 // Grid-stride (persistent) launches: grouped plans, and the pipelined tile kernels (the ring kernel,
 // and the tiled kernel's tiled_prefetch(): 16-bit inputs without SwiGLU).
 bool persistent(const QuantizeDesc& d) {
-  return grouped(d) || (needs_tiled(d) && d.in_dtype != MXQ_DTYPE_FP32 && d.fusion != MXQ_FUSION_SWIGLU);
+  return (grouped(d) && !uses_mgrouped(d)) || uses_ring(d) || uses_ringrow(d) ||
+         (needs_tiled(d) && d.in_dtype != MXQ_DTYPE_FP32 && d.fusion != MXQ_FUSION_SWIGLU);
 }
 
 // M-grouped rowwise plans take their tiles from a counter in the workspace (in order, fast blocks
@@ -126,7 +176,8 @@ class QuantizeOp final : public OpImpl {
     // builds the group table once, then loops over tiles) and for the pipelined tile kernels (each
     // block loads its next tile during this one). Otherwise one block per tile.
     blocks_ = persistent(d) ? std::min<int64_t>(tiles_, resident_blocks(dev)) : tiles_;
-    dynamic_ = grouped(d) && !needs_tiled(d) && tiles_ >= kDynamicTilesPerBlock * blocks_;
+    dynamic_ = grouped(d) && !needs_tiled(d) && !uses_ringrow(d) && !uses_mgrouped(d) &&
+               tiles_ >= kDynamicTilesPerBlock * blocks_;
     if (dynamic_) p.flags |= kQuantDynamicTiles;
     if (uses_table(d)) groups_ = std::make_unique<GroupTableBuilder>(dev);
   }
@@ -135,15 +186,23 @@ class QuantizeOp final : public OpImpl {
   std::string reason() const override {
     std::string why = needs_tiled(d_) ? "needs both axes of a tile (columnwise, both or 32x32 blocks): 128x128 tiles "
                                         "through shared memory"
-                                      : "rowwise 1x32 blocks: register-only 128x128 tiles";
+                      : uses_ringrow(d_) ? "rowwise 1x32 blocks: 128x128 tiles through a shared-memory ring"
+                                         : "rowwise 1x32 blocks: register-only 128x128 tiles";
     if (uses_ring(d_)) why += ", persistent blocks, a two-stage cp.async ring loads the next tile during this one";
+    else if (uses_ringrow(d_))
+      why += ", a tensor of few tiles: persistent blocks (3 per SM), a two-stage cp.async ring loads the next tile "
+             "during this one";
     else if (needs_tiled(d_) && persistent(d_)) why += ", persistent blocks prefetching their next tile";
-    if (grouped(d_) && !needs_tiled(d_)) {
+    if (uses_mgrouped(d_)) {
+      why += ", data tiles only (group padding zeroed as whole 16-byte lines), one block per tile: each block "
+             "issues its tile's loads, then builds the group table while they are in flight";
+      why += uses_table(d_) ? " (> 1024 groups: reads the device-built table)" : " (<= 1024 groups: in shared memory)";
+    } else if (grouped(d_) && !needs_tiled(d_)) {
       why += ", data tiles only (group padding zeroed as whole 16-byte lines)";
       why += dynamic_ ? ", tiles taken in order from a counter in the workspace (>= 16 tiles per block)"
                       : ", static tile order (< 16 tiles per block)";
     }
-    if (grouped(d_))
+    if (grouped(d_) && !uses_mgrouped(d_))
       why += uses_table(d_) ? ", persistent blocks, groups looked up in a device-built table (> 1024 groups)"
                             : ", persistent blocks, each builds the group table in shared memory (<= 1024 groups)";
     return fmt::format("kernel {}, {} tiles on {} blocks of {} threads, {} B dynamic shared memory; {}", kernel_,
