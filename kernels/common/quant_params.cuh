@@ -60,8 +60,6 @@ constexpr int kQuantThreads = 256;  // threads per block (both kernels)
 // each block builds its group table in shared memory from the caller's offsets (no extra launch);
 // more groups use the device-built group table in global memory.
 constexpr int64_t kQuantInlineGroups = 1024;
-// The one-block-per-tile M-grouped rowwise kernel builds its group table in 32-bit arithmetic.
-constexpr int64_t kMgMaxRows = (int64_t{1} << 31) - (int64_t{1} << 24);
 
 // Dynamic shared memory of an inline group table (common/quant_tile.cuh): per group a start row and
 // a columnwise scale base (int64) and a first tile (int32, plus one entry for the total).

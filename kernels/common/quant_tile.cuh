@@ -102,8 +102,6 @@ __device__ __forceinline__ int64_t group_scale_cols(bool swizzled, int64_t size)
 
 // Builds the block's view of the grouping (all threads call it; contains barriers). Inline plans
 // fill the shared table; table plans only read the totals from the device-built table.
-// kCols = false skips the columnwise scale bases (col0, total_cols): the rowwise M-grouped path.
-template <bool kCols = true>
 __device__ __forceinline__ void build_group_table(const QuantizeParams& p, uint8_t* table_base, GroupMeta* meta,
                                                   int64_t* tmp) {
   using namespace detail;
@@ -150,21 +148,21 @@ __device__ __forceinline__ void build_group_table(const QuantizeParams& p, uint8
     size[j] = e - prev;  // 0 past G: the running max stopped growing
     prev = e;
     ntiles += layout::ceil_div(size[j], kQuantTile);
-    if constexpr (kCols) ncols += group_scale_cols(swz, size[j]);
+    ncols += group_scale_cols(swz, size[j]);
   }
-  int64_t used_tiles, total_cols = 0;
+  int64_t used_tiles, total_cols;
   int64_t tile_base = block_exclusive_scan(ntiles, 0, tmp, &used_tiles, Sum64{});
-  int64_t col_base = kCols ? block_exclusive_scan(ncols, 0, tmp, &total_cols, Sum64{}) : 0;
+  int64_t col_base = block_exclusive_scan(ncols, 0, tmp, &total_cols, Sum64{});
   int64_t start = first;
 #pragma unroll
   for (int j = 0; j < kPer; ++j) {
     if (g0 + j < G) {
       tab.start[g0 + j] = start;
-      if constexpr (kCols) tab.col0[g0 + j] = col_base;
+      tab.col0[g0 + j] = col_base;
       tab.tile0[g0 + j] = static_cast<int32_t>(tile_base);
     }
     tile_base += layout::ceil_div(size[j], kQuantTile);
-    if constexpr (kCols) col_base += group_scale_cols(swz, size[j]);
+    col_base += group_scale_cols(swz, size[j]);
     start = end[j];
   }
   if (threadIdx.x == 0) {

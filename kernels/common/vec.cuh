@@ -41,13 +41,6 @@ __device__ __forceinline__ void cp_async16_full(void* smem_dst, const void* src)
   const uint32_t d = static_cast<uint32_t>(__cvta_generic_to_shared(smem_dst));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
 }
-// Asynchronous 4- or 8-byte global -> shared copy (cp.async.ca; both addresses aligned to the size).
-template <int N>
-__device__ __forceinline__ void cp_async_small(void* smem_dst, const void* src) {
-  static_assert(N == 4 || N == 8, "cp.async.ca copies 4, 8 or 16 bytes");
-  const uint32_t d = static_cast<uint32_t>(__cvta_generic_to_shared(smem_dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(d), "l"(src), "n"(N) : "memory");
-}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 // Waits until at most N of this thread's most recent commit groups are still pending.
 template <int N>

@@ -46,27 +46,27 @@ int64_t data_tiles(const QuantizeDesc& d) {
   return layout::ceil_div(d.rows, kQuantTile) * layout::ceil_div(d.cols, kQuantTile) * d.batch;
 }
 
-// M-grouped rowwise plans (16-bit inputs, no fusion) choose among three schedules:
-// "persistent" register blocks (one group table per block, counter-driven tile order), "direct" (one
-// block per data tile, quantize_mgrouped) and "ring" (the rowwise-only ring kernel with M-grouped
-// tiles). MXQ_QUANT_MGROUPED=persistent|direct|ring overrides the rule (docs/ENVIRONMENT.md).
-enum class MgSchedule { kNone, kPersistent, kDirect, kRing };
+// M-grouped rowwise plans with 16-bit inputs and no fusion run on the rowwise-only ring kernel (its
+// persistent blocks build the group table once and keep the next tile's loads in flight) unless the
+// tensor is large and its groups are tall: there the persistent register blocks with the counter-driven
+// tile order are ahead (measured in docs/PERFORMANCE.md: 8 groups of 2048 and 16384 rows).
+// MXQ_QUANT_MGROUPED=ring|persistent overrides the rule (docs/ENVIRONMENT.md).
+constexpr int64_t kMgTallGroupRows = 2048;
 
-MgSchedule mgrouped_schedule(const QuantizeDesc& d) {
+bool mgrouped_ring(const QuantizeDesc& d) {
   if (d.grouping != MXQ_GROUPING_ROWS || needs_tiled(d) || d.in_dtype == MXQ_DTYPE_FP32 ||
       d.fusion == MXQ_FUSION_SWIGLU)
-    return MgSchedule::kNone;
+    return false;
   if (const char* env = std::getenv("MXQ_QUANT_MGROUPED"); env && *env) {
     const std::string v(env);
-    if (v == "persistent") return MgSchedule::kPersistent;
-    if (v == "direct") return d.rows < kMgMaxRows ? MgSchedule::kDirect : MgSchedule::kPersistent;
-    if (v == "ring") return MgSchedule::kRing;
+    if (v == "ring") return true;
+    if (v == "persistent") return false;
   }
-  return data_tiles(d) <= kRingRowMaxTiles ? MgSchedule::kRing : MgSchedule::kPersistent;
+  return data_tiles(d) <= kRingRowMaxTiles || d.rows < kMgTallGroupRows * d.num_groups;
 }
 
 bool uses_ringrow(const QuantizeDesc& d) {
-  if (mgrouped_schedule(d) == MgSchedule::kRing) return true;
+  if (mgrouped_ring(d)) return true;
   if (needs_tiled(d) || d.grouping == MXQ_GROUPING_ROWS || d.in_dtype == MXQ_DTYPE_FP32 ||
       d.fusion == MXQ_FUSION_SWIGLU)
     return false;
@@ -76,9 +76,6 @@ bool uses_ringrow(const QuantizeDesc& d) {
 
 bool grouped(const QuantizeDesc& d) { return d.grouping == MXQ_GROUPING_ROWS; }
 
-// The "direct" M-grouped schedule: one block per data tile, the group table built by each block while
-// its tile's loads are in flight (quantize_mgrouped).
-bool uses_mgrouped(const QuantizeDesc& d) { return mgrouped_schedule(d) == MgSchedule::kDirect; }
 
 std::string kernel_name(const QuantizeDesc& d) {
   const char* in = d.in_dtype == MXQ_DTYPE_FP32 ? "f32" : d.in_dtype == MXQ_DTYPE_FP16 ? "f16" : "bf16";
@@ -86,7 +83,6 @@ std::string kernel_name(const QuantizeDesc& d) {
   const char* kind = uses_ring(d)      ? "ring"
                      : needs_tiled(d)   ? "tiled"
                      : uses_ringrow(d)  ? "ringrow"
-                     : uses_mgrouped(d) ? "mgrouped"
                                         : "rowwise";
   return std::string("mxq_quantize_") + kind + "_" + in + "_" + out +
          (d.nonfinite == MXQ_NONFINITE_PROPAGATE ? "_prop" : "") + (d.fusion == MXQ_FUSION_SWIGLU ? "_swiglu" : "");
@@ -102,7 +98,7 @@ int tile_smem(const QuantizeDesc& d) {
 // Grid-stride (persistent) launches: grouped plans, and the pipelined tile kernels (the ring kernel,
 // and the tiled kernel's tiled_prefetch(): 16-bit inputs without SwiGLU).
 bool persistent(const QuantizeDesc& d) {
-  return (grouped(d) && !uses_mgrouped(d)) || uses_ring(d) || uses_ringrow(d) ||
+  return grouped(d) || uses_ring(d) || uses_ringrow(d) ||
          (needs_tiled(d) && d.in_dtype != MXQ_DTYPE_FP32 && d.fusion != MXQ_FUSION_SWIGLU);
 }
 
@@ -176,8 +172,7 @@ class QuantizeOp final : public OpImpl {
     // builds the group table once, then loops over tiles) and for the pipelined tile kernels (each
     // block loads its next tile during this one). Otherwise one block per tile.
     blocks_ = persistent(d) ? std::min<int64_t>(tiles_, resident_blocks(dev)) : tiles_;
-    dynamic_ = grouped(d) && !needs_tiled(d) && !uses_ringrow(d) && !uses_mgrouped(d) &&
-               tiles_ >= kDynamicTilesPerBlock * blocks_;
+    dynamic_ = grouped(d) && !needs_tiled(d) && !uses_ringrow(d) && tiles_ >= kDynamicTilesPerBlock * blocks_;
     if (dynamic_) p.flags |= kQuantDynamicTiles;
     if (uses_table(d)) groups_ = std::make_unique<GroupTableBuilder>(dev);
   }
@@ -190,19 +185,15 @@ class QuantizeOp final : public OpImpl {
                                          : "rowwise 1x32 blocks: register-only 128x128 tiles";
     if (uses_ring(d_)) why += ", persistent blocks, a two-stage cp.async ring loads the next tile during this one";
     else if (uses_ringrow(d_))
-      why += ", a tensor of few tiles: persistent blocks (3 per SM), a two-stage cp.async ring loads the next tile "
-             "during this one";
+      why += ", persistent blocks (3 per SM), a two-stage cp.async ring loads the next tile during this one";
     else if (needs_tiled(d_) && persistent(d_)) why += ", persistent blocks prefetching their next tile";
-    if (uses_mgrouped(d_)) {
-      why += ", data tiles only (group padding zeroed as whole 16-byte lines), one block per tile: each block "
-             "issues its tile's loads, then builds the group table while they are in flight";
-      why += uses_table(d_) ? " (> 1024 groups: reads the device-built table)" : " (<= 1024 groups: in shared memory)";
-    } else if (grouped(d_) && !needs_tiled(d_)) {
+    if (grouped(d_) && !needs_tiled(d_)) {
       why += ", data tiles only (group padding zeroed as whole 16-byte lines)";
-      why += dynamic_ ? ", tiles taken in order from a counter in the workspace (>= 16 tiles per block)"
+      if (!uses_ringrow(d_))
+        why += dynamic_ ? ", tiles taken in order from a counter in the workspace (>= 16 tiles per block)"
                       : ", static tile order (< 16 tiles per block)";
     }
-    if (grouped(d_) && !uses_mgrouped(d_))
+    if (grouped(d_))
       why += uses_table(d_) ? ", persistent blocks, groups looked up in a device-built table (> 1024 groups)"
                             : ", persistent blocks, each builds the group table in shared memory (<= 1024 groups)";
     return fmt::format("kernel {}, {} tiles on {} blocks of {} threads, {} B dynamic shared memory; {}", kernel_,

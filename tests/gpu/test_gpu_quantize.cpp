@@ -516,7 +516,9 @@ TEST_CASE("gpu quantize: large aligned tensors and a multi-tile grouped tensor",
     run_case(c, cpu, gpu, seed + static_cast<uint64_t>(n++));
   }
   // An M-grouped rowwise tensor with at least 16 tiles per resident block (144 x 64 tiles; 4 blocks
-  // per SM on GPUs of up to 144 SMs), where the launcher switches to the counter-driven tile order.
+  // per SM on GPUs of up to 144 SMs), where the persistent register blocks take the counter-driven tile
+  // order (the default for 16-bit inputs: more than 8192 tiles, 2304 rows per group; the GPU checks
+  // also run the [quantize] cases with MXQ_QUANT_MGROUPED=ring and =persistent).
   for (auto layout : kLayouts) {
     QCase c;
     c.direction = MXQ_QUANTIZE_ROWWISE;
