@@ -18,10 +18,14 @@
 //     64-column panels, exactly what the wgmma descriptors read) into two stages, against full /
 //     empty mbarriers. Warpgroups 1 and 2 (64 rows each) dequantize their Q rows once, then per
 //     key tile compute S = Q K^T (m64n128k16 over D), the online softmax in registers, and
-//     O += P V (m64n64k16 per 64-wide D panel, P from registers, V N-major). Each warpgroup
-//     issues S of tile t+1 before P V of tile t, so the softmax of t+1 overlaps P V on the tensor
-//     cores, and the two warpgroups take turns issuing (ping-pong), so one's softmax overlaps the
-//     other's products.
+//     O += P V (P from registers, V N-major: one m64n128k16 per k step over both 64-wide D panels
+//     at D = 128, m64n64k16 at D = 64). Each warpgroup issues S of tile t+1 before P V of tile t,
+//     so the softmax of t+1 overlaps P V on the tensor cores, and the two warpgroups take turns
+//     issuing (ping-pong), so one's softmax overlaps the other's products. O leaves through the
+//     warpgroup's own (no longer read) Q rows in shared memory, as whole-row 16-byte stores;
+//   - the main kernel is launched as a programmatic dependent of the prepass: its blocks may start
+//     (barriers, Q) while the prepass finishes, and the producer waits (griddepcontrol.wait: the
+//     prepass complete and its writes visible) before its first TMA load of the workspace.
 //
 // Masks and lengths: keys at or past the sequence length, and keys a causal mask hides, get
 // S = -inf before the row max; rows with no visible key produce O = 0 and LSE = -inf. Rows and keys
@@ -126,6 +130,10 @@ __device__ __forceinline__ void store_rows_along_d(uint8_t* tile, int r0, const 
 template <int D>
 __device__ __forceinline__ void attn_prep_body(const AttnFwdSm90Params& p) {
   constexpr int kCPR = D / 16;
+  // Programmatic dependent launch: the main kernel may be scheduled as soon as every block of this
+  // grid has started; it reads the workspace only after griddepcontrol.wait, which waits for this
+  // grid's completion and the visibility of all its writes (a no-op without the launch attribute).
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   const int64_t k_chunks = static_cast<int64_t>(p.batch) * p.heads_kv * p.kv_pad * kCPR;
   const int64_t v_items = k_chunks / 4;  // (entry, 32-key block, row q in 0..7, column chunk)
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
@@ -187,6 +195,17 @@ __device__ __forceinline__ void attn_prep_body(const AttnFwdSm90Params& p) {
   }
 }
 
+// Descriptor of an N-major B operand 128 wide (two 64-column panels kPanelBytes apart): leading byte
+// offset = the panel stride, stride byte offset = 1024 between 8-row groups, 128-byte swizzle.
+__device__ __forceinline__ uint64_t desc_nmajor128(uint32_t smem_addr) {
+  uint64_t desc = 0;
+  desc |= static_cast<uint64_t>((smem_addr & 0x3FFFFu) >> 4);
+  desc |= static_cast<uint64_t>(kPanelBytes >> 4) << 16;
+  desc |= static_cast<uint64_t>(1024 >> 4) << 32;
+  desc |= static_cast<uint64_t>(1) << 62;
+  return desc;
+}
+
 // kPingPong: the two math warpgroups take turns issuing their tensor-core work (named barriers
 // 3 and 4), so one warpgroup's softmax runs while the other's GEMMs occupy the tensor cores.
 template <int D, bool kPingPong>
@@ -194,18 +213,19 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int kPanels = D / 64;
   constexpr int kTileBytes = kTileKV * D * 2;
+  constexpr int kSt = 2;  // K/V stages (three fit at D = 128, measured no faster: PERFORMANCE.md)
   constexpr uint32_t kTxBytes = kTileBytes;  // one K or V tile per TMA transaction
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = ptx::smem_align1024(smem_raw);
   // Q, then K stages 0 and 1, then V stages 0 and 1, then the mbarriers.
   uint8_t* sq = smem;
   auto sk = [&](int st) { return smem + (1 + st) * kTileBytes; };
-  auto sv = [&](int st) { return smem + (3 + st) * kTileBytes; };
-  uint64_t* bars = reinterpret_cast<uint64_t*>(smem + 5 * kTileBytes);
+  auto sv = [&](int st) { return smem + (1 + kSt + st) * kTileBytes; };
+  uint64_t* bars = reinterpret_cast<uint64_t*>(smem + (1 + 2 * kSt) * kTileBytes);
   auto full_k = [&](int st) { return bars + st; };
-  auto full_v = [&](int st) { return bars + 2 + st; };
-  auto empty_k = [&](int st) { return bars + 4 + st; };
-  auto empty_v = [&](int st) { return bars + 6 + st; };
+  auto full_v = [&](int st) { return bars + kSt + st; };
+  auto empty_k = [&](int st) { return bars + 2 * kSt + st; };
+  auto empty_v = [&](int st) { return bars + 3 * kSt + st; };
 
   const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31, warp = (tid >> 5) & 3;
   // Causal masks make late query blocks the longest: start them first.
@@ -226,7 +246,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 
   if (tid == 0) {
 #pragma unroll
-    for (int st = 0; st < 2; ++st) {
+    for (int st = 0; st < kSt; ++st) {
       ptx::mbar_init(full_k(st), 1);
       ptx::mbar_init(full_v(st), 1);
       ptx::mbar_init(empty_k(st), 2 * 128);
@@ -241,10 +261,12 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
     if (tid == 0 && n_tiles > 0) {
       ptx::tma_prefetch_desc(p.tmap_k);
       ptx::tma_prefetch_desc(p.tmap_v);
+      // The workspace is the prepass's output (programmatic dependent launch: see attn_prep_body).
+      asm volatile("griddepcontrol.wait;" ::: "memory");
       const int row_base = (b * p.heads_kv + hk) * p.kv_pad;
       for (int t = 0; t < n_tiles; ++t) {
-        const int st = t & 1;
-        const uint32_t ph = (t >> 1) & 1;
+        const int st = t % kSt;
+        const uint32_t ph = (t / kSt) & 1;
         ptx::mbar_wait(empty_k(st), ph ^ 1);
         ptx::mbar_arrive_expect_tx(full_k(st), kTxBytes);
 #pragma unroll
@@ -288,8 +310,8 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
   float s[64];
   uint32_t pf[8][4];
   auto issue_s = [&](int t) {  // S = Q K_t^T for 64 rows x 128 keys, into s
-    const int st = t & 1;
-    ptx::mbar_wait(full_k(st), (t >> 1) & 1);
+    const int st = t % kSt;
+    ptx::mbar_wait(full_k(st), (t / kSt) & 1);
     const uint32_t k_addr = ptx::smem_addr(sk(st));
     ptx::wgmma_fence();
 #pragma unroll
@@ -362,19 +384,29 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
   // fixed wgmma group structure per loop body and keeps the wgmma asynchronous).
   auto step = [&](int t, auto next_tag) {
     constexpr bool kNext = decltype(next_tag)::value;
-    const int st = t & 1;
+    const int st = t % kSt;
     if constexpr (kPingPong) ptx::named_barrier_sync(3 + cw, 256);  // this warpgroup's turn
     if constexpr (kNext) issue_s(t + 1);
     // O += Pq V_t, V [keys, d] N-major in 64-wide d panels.
-    ptx::mbar_wait(full_v(st), (t >> 1) & 1);
+    ptx::mbar_wait(full_v(st), (t / kSt) & 1);
     const uint32_t v_addr = ptx::smem_addr(sv(st));
     ptx::wgmma_fence();
+    if constexpr (D == 128) {
+      // One m64n128k16 per k step over both 64-wide d panels (the accumulator's columns 0..63 are
+      // o_acc[0], 64..127 o_acc[1], the same registers as the two n64 products).
 #pragma unroll
-    for (int kk = 0; kk < 8; ++kk)
+      for (int kk = 0; kk < 8; ++kk)
+        ptx::wgmma_bf16_rs<128, 1>(*reinterpret_cast<float(*)[64]>(&o_acc[0][0]), pf[kk],
+                                   desc_nmajor128(v_addr + static_cast<uint32_t>(kk * 2048)), 1);
+    } else {
 #pragma unroll
-      for (int pn = 0; pn < kPanels; ++pn)
-        ptx::wgmma_bf16_rs<64, 1>(o_acc[pn], pf[kk],
-                                  ptx::smem_desc_sw128(v_addr + static_cast<uint32_t>(pn * kPanelBytes + kk * 2048)), 1);
+      for (int kk = 0; kk < 8; ++kk)
+#pragma unroll
+        for (int pn = 0; pn < kPanels; ++pn)
+          ptx::wgmma_bf16_rs<64, 1>(o_acc[pn], pf[kk],
+                                    ptx::smem_desc_sw128(v_addr + static_cast<uint32_t>(pn * kPanelBytes + kk * 2048)),
+                                    1);
+    }
     ptx::wgmma_commit();
     // The other warpgroup's turn; warpgroup 1 gives no turn after its last step, so every arrival
     // is matched by a sync (warpgroup 0 syncs n times on barrier 3: one initial arrival + n - 1).
@@ -384,7 +416,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
     if constexpr (kNext) {  // S of tile t+1 is done (commit groups retire in order): its softmax overlaps P V
       ptx::wgmma_wait<1>();
       ptx::fence_acc(s);
-      ptx::mbar_arrive(empty_k((t + 1) & 1));
+      ptx::mbar_arrive(empty_k((t + 1) % kSt));
       softmax(t + 1, corr);
     }
     ptx::wgmma_wait<0>();
@@ -408,27 +440,38 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 
   // Epilogue: l sums P * p_scale, so O = acc / l in bf16 and LSE = ln(sum exp(S)) =
   // (m + log2 l - log2 p_scale) ln 2.
+  // O through this warpgroup's own rows of the Q tile (only its S products read them, and the last
+  // one has completed), in the same swizzled panel layout (conflict-free 4-byte stores), then
+  // 16-byte stores of whole 128- or 256-byte rows to global memory.
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     float l = l_run[r];
     l += __shfl_xor_sync(0xFFFFFFFFu, l, 1);
     l += __shfl_xor_sync(0xFFFFFFFFu, l, 2);
     const int row = row0 + 8 * r;
-    if (row >= lq) continue;
     const float inv = l == 0.0f ? 0.0f : 1.0f / l;
-    const int64_t mrow = sq_seq.row(row);
-    uint16_t* orow = p.o + mrow * D;
+    const uint32_t trow = static_cast<uint32_t>(cw * 64 + warp * 16 + (lane >> 2) + 8 * r);
 #pragma unroll
     for (int pn = 0; pn < kPanels; ++pn)
 #pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        const int col = pn * 64 + 8 * j + 2 * (lane & 3);
-        *reinterpret_cast<uint32_t*>(orow + col) =
+      for (int j = 0; j < 8; ++j)
+        *reinterpret_cast<uint32_t*>(sq + pn * kPanelBytes + ptx::sw128_offset(trow, j) + 4 * (lane & 3)) =
             dev::f32x2_to_bf16x2(o_acc[pn][4 * j + 2 * r] * inv, o_acc[pn][4 * j + 2 * r + 1] * inv);
-      }
-    if ((lane & 3) == 0)
+    if ((lane & 3) == 0 && row < lq)
       p.lse[(static_cast<int64_t>(b) * p.heads_q + h) * p.seqlen_q + row] =
           l == 0.0f ? -INFINITY : (m_run[r] + log2f(l) - p.log2_p_scale) * kLn2;
+  }
+  ptx::named_barrier_sync(1 + cw, 128);
+  constexpr int kCPR = D / 8;  // 16-byte chunks of a bf16 row
+#pragma unroll
+  for (int i = 0; i < 64 * kCPR / 128; ++i) {
+    const int idx = ctid + 128 * i, r = idx / kCPR, cc = idx % kCPR;
+    const int row = q0 + cw * 64 + r;
+    if (row < lq) {
+      const uint4 v = *reinterpret_cast<const uint4*>(sq + (cc >> 3) * kPanelBytes +
+                                                      ptx::sw128_offset(static_cast<uint32_t>(cw * 64 + r), cc & 7));
+      *reinterpret_cast<uint4*>(p.o + sq_seq.row(row) * D + cc * 8) = v;
+    }
   }
 #endif
 }

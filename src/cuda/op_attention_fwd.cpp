@@ -138,7 +138,10 @@ class AttnFwdSm90 final : public OpImpl {
     g.y = static_cast<unsigned>(d_.heads_q);
     g.z = static_cast<unsigned>(d_.batch);
     b.x = kAttnSm90Threads;
-    dev_.launch(fn_, g, b, static_cast<size_t>(attn_sm90_smem_bytes(d_.head_dim)), stream, params, kname_.c_str());
+    // A programmatic dependent launch: its blocks start (barrier setup, Q dequantized) while the
+    // prepass finishes; the producer's griddepcontrol.wait orders its first workspace read.
+    dev_.launch(fn_, g, b, static_cast<size_t>(attn_sm90_smem_bytes(d_.head_dim)), stream, params, kname_.c_str(),
+                /*programmatic=*/true);
   }
 
  private:

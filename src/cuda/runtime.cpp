@@ -367,7 +367,7 @@ CUfunction Device::kernel(const char* name) {
 }
 
 void Device::launch(CUfunction f, Dim3 grid, Dim3 block, size_t smem_bytes, mxqStream_t stream, void** params,
-                    const char* what) const {
+                    const char* what, bool programmatic) const {
   if (grid.x == 0 || grid.y == 0 || grid.z == 0) return;  // empty problem: nothing to enqueue
   const DriverApi& d = driver();
   ScopedContext guard(ctx_);
@@ -385,8 +385,11 @@ void Device::launch(CUfunction f, Dim3 grid, Dim3 block, size_t smem_bytes, mxqS
   cfg.blockDimZ = block.z;
   cfg.sharedMemBytes = static_cast<unsigned>(smem_bytes);
   cfg.hStream = reinterpret_cast<CUstream>(stream);
-  cfg.attrs = nullptr;
-  cfg.numAttrs = 0;
+  CUlaunchAttribute attr{};
+  attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  attr.value.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = programmatic ? &attr : nullptr;
+  cfg.numAttrs = programmatic ? 1 : 0;
   const CUresult r = d.cuLaunchKernelEx(&cfg, f, params, nullptr);
   if (r != CUDA_SUCCESS) {
     check(r, fmt::format("cuLaunchKernelEx({}, grid {}x{}x{}, block {}x{}x{}, {} bytes shared)", what, grid.x, grid.y,

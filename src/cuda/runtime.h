@@ -130,9 +130,12 @@ class Device {
   CUfunction kernel(const char* name);
   // Launch with cuLaunchKernelEx in the handle's context. params: pointers to each kernel argument.
   // `what` names the launch in error messages. Sets the dynamic shared memory attribute when
-  // smem_bytes exceeds the 48 KiB default.
+  // smem_bytes exceeds the 48 KiB default. programmatic: a programmatic dependent launch (the
+  // kernel may start while the previous kernel in the stream runs, once that one's blocks have all
+  // executed griddepcontrol.launch_dependents or exited; it must griddepcontrol.wait before reading
+  // what that kernel writes).
   void launch(CUfunction f, Dim3 grid, Dim3 block, size_t smem_bytes, mxqStream_t stream, void** params,
-              const char* what) const;
+              const char* what, bool programmatic = false) const;
 
  private:
   struct State;
