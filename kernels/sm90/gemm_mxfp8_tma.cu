@@ -98,6 +98,216 @@ __device__ __forceinline__ uint32_t mask_range(uint32_t w, int pos, int vlo, int
   return w & keep_below & keep_above;
 }
 
+// ---- B dequantized inside the main kernel (kBPre with bprep_sync set) ------------------------------
+// Instead of a pre-kernel that runs strictly before the GEMM, the GEMM's own warps convert B into the
+// workspace: warps 1-3 of the producer warpgroup (idle otherwise) walk every unit in production order,
+// and the math warps, before their first tile, help with the units up to the one that tile needs first.
+// A warp claims a chunk of a unit (atomicAdd on claim[u]), converts it, and adds 1 to done[u] with
+// release semantics; the producer thread, before the TMA loads of a stage, waits (acquire) until the
+// stage's unit is complete, then fences the generic-proxy stores against its async-proxy (TMA) reads.
+// No deadlock whatever the residency: a warp never waits while it holds a claimed chunk, and a CTA
+// whose producer waits for unit u has its own helper warps, which claim whatever of u is unclaimed;
+// so every unit a resident CTA waits for completes, even if no other CTA of the grid is resident.
+constexpr int kUnitStages = kGemmSm90BPrepUnitStages;
+constexpr int kChunkItems = kGemmSm90BPrepChunkItems;
+
+// The unit space of one launch: S stages per row (K-grouped: the stages any group's columns reach),
+// M-grouped / dense: nseg units per group.
+struct BUnits {
+  int S, nseg, units;
+};
+__device__ __forceinline__ BUnits bunits(const GemmSm90Params& p) {
+  BUnits b;
+  if (p.kgrouped) {
+    b.S = __ldg(p.bprep_cols + p.groups) / kGemmSm90TmaTileK;
+    b.nseg = (b.S + kUnitStages - 1) / kUnitStages;
+    b.units = b.nseg;
+  } else {
+    b.S = static_cast<int>(p.bprep_kp / kGemmSm90TmaTileK);
+    b.nseg = (b.S + kUnitStages - 1) / kUnitStages;
+    b.units = p.groups * b.nseg;
+  }
+  return b;
+}
+// Unit u: workspace rows [row0, row0 + N), stages [st0, st0 + nst); its chunk count.
+struct BUnit {
+  int64_t row0;
+  int group, st0, nst, chunks;
+};
+__device__ __forceinline__ BUnit bunit(const GemmSm90Params& p, const BUnits& bs, int u) {
+  BUnit b;
+  const int seg = p.kgrouped ? u : u % bs.nseg;
+  b.group = p.kgrouped ? 0 : u / bs.nseg;
+  b.row0 = static_cast<int64_t>(b.group) * p.n;
+  b.st0 = seg * kUnitStages;
+  b.nst = min(kUnitStages, bs.S - b.st0);
+  b.chunks = static_cast<int>((p.n * b.nst + kChunkItems - 1) / kChunkItems);
+  return b;
+}
+// The unit that holds stage kt of a tile of group g (K-grouped: whose first workspace column is bcol0).
+__device__ __forceinline__ int bunit_of(const GemmSm90Params& p, const BUnits& bs, int g, int32_t bcol0, int kt) {
+  return p.kgrouped ? (bcol0 / kGemmSm90TmaTileK + kt) / kUnitStages : g * bs.nseg + kt / kUnitStages;
+}
+// Producer: blocks until unit u is complete, then orders the workspace's generic-proxy stores before
+// this thread's TMA loads.
+__device__ __forceinline__ void bunit_wait(const GemmSm90Params& p, const BUnits& bs, int u) {
+  const uint32_t target = static_cast<uint32_t>(bunit(p, bs, u).chunks);
+  const uint32_t* done = p.bprep_sync + bs.units + u;
+  while (ptx::ld_acquire_gpu(done) < target) __nanosleep(128);
+  ptx::fence_proxy_async_global();
+}
+
+// One K step j (lane & 3) of one (row, stage) item of an M-grouped / dense unit, loaded: word j of
+// the stage's four 16-byte chunks, and the stage's two scale codes.
+struct BItemM {
+  uint32_t w[4];
+  uint32_t e0, e1;
+};
+template <Fp8Kind BK>
+__device__ __forceinline__ BItemM bitem_m_load(const GemmSm90Params& p, int group, int64_t nr, int st, int j,
+                                               bool valid) {
+  BItemM it;
+  const int64_t k0 = static_cast<int64_t>(st) * kGemmSm90TmaTileK;
+  const uint8_t* src = p.b + (static_cast<int64_t>(group) * p.n + nr) * p.k + k0 + 4 * j;
+#pragma unroll
+  for (int c = 0; c < 4; ++c)
+    it.w[c] = valid && k0 + 16 * c < p.k ? __ldg(reinterpret_cast<const uint32_t*>(src + 16 * c)) : 0u;
+  const int64_t kc = layout::scale_cols(p.k);
+  const uint8_t* sb = p.b_scales + static_cast<int64_t>(group) * p.b_scale_stride;
+  uint32_t e[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int64_t kb = 2 * int64_t(st) + h;
+    e[h] = valid && kb < kc ? __ldg(sb + (p.swizzled ? layout::swizzled_offset(nr, kb, p.scale_ld) : nr * p.scale_ld + kb))
+                            : kNoScale;
+  }
+  it.e0 = e[0], it.e1 = e[1];
+  return it;
+}
+// Converts and stores it (all 32 lanes call it: the 4 lanes of an item agree on the exact path, so
+// the bytes equal bprep_body's).
+template <Fp8Kind BK>
+__device__ __forceinline__ void bitem_m_store(const GemmSm90Params& p, const BItemM& it, int64_t row, int st, int j,
+                                              bool valid) {
+  uint32_t spec = 0;
+#pragma unroll
+  for (int c = 0; c < 4; ++c) spec |= special_bits<BK>(it.w[c]);
+  uint32_t slow = code_slow<BK>(it.e0) || code_slow<BK>(it.e1) || (spec & 0x80808080u) != 0 ? 1u : 0u;
+  slow |= __shfl_xor_sync(0xFFFFFFFFu, slow, 1);
+  slow |= __shfl_xor_sync(0xFFFFFFFFu, slow, 2);
+  if (!valid) return;
+  uint32_t lo[4], hi[4];
+#pragma unroll
+  for (int c = 0; c < 4; ++c) {
+    const uint32_t e = c < 2 ? it.e0 : it.e1;
+    if (slow) cvt_exact<BK>(it.w[c], code_exact(e), lo[c], hi[c]);
+    else cvt_fast<BK>(it.w[c], code_mult<BK>(e) * 0x00010001u, lo[c], hi[c]);
+  }
+  store_kstep(reinterpret_cast<uint8_t*>(p.bprep_ws + row * p.bprep_kp + int64_t(st) * kGemmSm90TmaTileK), 0u, j,
+              lo, hi);
+}
+
+// K-grouped: K step j of item (row, workspace column c0 = 64 st), converted as bprep_kgrouped_body
+// converts it (the group whose columns hold c0, its tokens [t0, t1) only, a chunk straddling a
+// 32-block boundary taking both blocks' scales), the exact path decided per 16-byte chunk.
+template <Fp8Kind BK>
+__device__ __forceinline__ void bitem_k(const GemmSm90Params& p, const TileSpace& ts, int g, int64_t row, int st,
+                                        int j, bool valid) {
+  const int c0 = st * kGemmSm90TmaTileK;
+  const int G = p.groups;
+  // g: the group of the unit's first column; the last group whose first column is <= c0 follows it
+  // (groups of width 0 share their successor's column).
+  if (valid)
+    while (g + 1 < G && __ldg(p.bprep_cols + g + 1) <= c0) ++g;
+  const int t0 = ts.ends[g], t1 = ts.ends[g + 1];
+  const int tb = (t0 & ~15) + (c0 - __ldg(p.bprep_cols + g));
+  const int kcg = static_cast<int>(layout::scale_cols(t1 - t0));
+  const int cb = ts.prefix[g];
+  const uint8_t* src = p.b + row * p.k;
+  auto code = [&](int kb) -> uint32_t {
+    if (!valid || kb < 0 || kb >= kcg) return kNoScale;
+    const int64_t col = cb + kb;
+    return __ldg(p.b_scales + (p.swizzled ? layout::swizzled_offset(row, col, p.scale_ld) : row * p.scale_ld + col));
+  };
+  uint32_t lo[4], hi[4];
+#pragma unroll
+  for (int c = 0; c < 4; ++c) {  // one chunk at a time (the producer warpgroup runs this at 40 registers)
+    const int tc = tb + 16 * c;
+    const uint32_t v = valid && tc < t1 && tc + 16 > t0 ? __ldg(reinterpret_cast<const uint32_t*>(src + tc + 4 * j)) : 0u;
+    const uint32_t w = mask_range(v, tc + 4 * j, t0, t1);
+    const int rel = tc - t0;
+    const int kb_lo = rel >= 0 ? rel >> 5 : -1;
+    const int bnd = 32 * (kb_lo + 1) - rel;
+    const uint32_t elo = code(kb_lo), ehi = bnd < 16 ? code(kb_lo + 1) : kNoScale;
+    uint32_t sel = 0;
+#pragma unroll
+    for (int b = 0; b < 4; ++b) sel |= (4 * j + b >= bnd ? 1u : 0u) << b;
+    uint32_t slow = code_slow<BK>(elo) || code_slow<BK>(ehi) || (special_bits<BK>(w) & 0x80808080u) != 0 ? 1u : 0u;
+    slow |= __shfl_xor_sync(0xFFFFFFFFu, slow, 1);
+    slow |= __shfl_xor_sync(0xFFFFFFFFu, slow, 2);
+    if (slow) cvt_exact_sel<BK>(w, code_exact(elo), code_exact(ehi), sel, lo[c], hi[c]);
+    else cvt_fast_sel<BK>(w, code_mult<BK>(elo), code_mult<BK>(ehi), sel, lo[c], hi[c]);
+  }
+  if (!valid) return;
+  store_kstep(reinterpret_cast<uint8_t*>(p.bprep_ws + row * p.bprep_kp + c0), 0u, j, lo, hi);
+}
+
+// One warp: claims and converts chunks of units [u_begin, u_end) until they are all claimed. Chunk
+// item i (0..63) is (row i / nst, stage st0 + i % nst) of the unit; lanes 4m..4m+3 take K steps 0..3
+// of item 8 pass + m, so a pass reads 8 consecutive stages (512 bytes) of a row.
+template <Fp8Kind BK, bool kKG>
+__device__ __forceinline__ void bunits_help(const GemmSm90Params& p, const TileSpace& ts, const BUnits& bs,
+                                            int u_begin, int u_end) {
+  const int lane = threadIdx.x & 31, j = lane & 3, m = lane >> 2;
+  uint32_t* claim = p.bprep_sync;
+  uint32_t* done = p.bprep_sync + bs.units;
+  for (int u = u_begin; u < u_end; ++u) {
+    const BUnit bu = bunit(p, bs, u);
+    const int items = static_cast<int>(p.n) * bu.nst;
+    int g0 = 0;  // K-grouped: the last group whose first column is <= the unit's first column
+    if constexpr (kKG) {
+      const int c0 = bu.st0 * kGemmSm90TmaTileK;
+      int hi = p.groups - 1;
+      while (g0 < hi) {
+        const int mid = (g0 + hi + 1) >> 1;
+        if (__ldg(p.bprep_cols + mid) <= c0) g0 = mid; else hi = mid - 1;
+      }
+    }
+    for (;;) {
+      uint32_t ch = 0;
+      if (lane == 0) ch = atomicAdd(claim + u, 1u);
+      ch = __shfl_sync(0xFFFFFFFFu, ch, 0);
+      if (ch >= static_cast<uint32_t>(bu.chunks)) break;
+      const int i0 = static_cast<int>(ch) * kChunkItems;
+      if constexpr (kKG) {
+#pragma unroll 1
+        for (int pass = 0; pass < kChunkItems / 8; ++pass) {
+          const int i = i0 + 8 * pass + m;
+          const bool valid = i < items;
+          const int r = valid ? i / bu.nst : 0;
+          const int st = bu.st0 + (valid ? i - r * bu.nst : 0);
+          bitem_k<BK>(p, ts, g0, bu.row0 + r, st, j, valid);
+        }
+      } else {
+#pragma unroll 1
+        for (int pass = 0; pass < kChunkItems / 8; ++pass) {
+          const int i = i0 + 8 * pass + m;
+          const bool valid = i < items;
+          const int r = valid ? i / bu.nst : 0;
+          const int st = bu.st0 + (valid ? i - r * bu.nst : 0);
+          const BItemM a = bitem_m_load<BK>(p, bu.group, r, st, j, valid);
+          bitem_m_store<BK>(p, a, bu.row0 + r, st, j, valid);
+        }
+      }
+      // This lane's stores -> visible at GPU scope (and to the async proxy) before the warp's release.
+      ptx::fence_proxy_async_global();
+      __threadfence();
+      __syncwarp();
+      if (lane == 0) ptx::red_release_gpu_add(done + u, 1u);
+    }
+  }
+}
+
 // kKGroupedKernel: the K-grouped (wgrad) instance; M-grouped and dense plans launch the other one,
 // whose registers the K-grouped masking and shifted-block paths would otherwise crowd.
 // kBPre: B arrives dequantized (bf16 workspace, see bprep_body) by TMA straight into the ring's
@@ -126,10 +336,24 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
   const int64_t K = p.k, N = p.n;
   const int wg = tid >> 7;
 
+  // B dequantized inside this kernel (see bunits_help); else a pre-kernel filled the workspace.
+  const bool overlap = kBPre && p.bprep_sync != nullptr;
+
   if (wg == 0) {
     // ---- producer: one thread issues the TMA loads ---------------------------------------------------
     ptx::setmaxnreg_dec<kProducerRegs>();
+    if constexpr (kBPre) {
+      if (overlap && tid >= 32) {  // warps 1-3: convert B, every unit in production order
+        bunits_help<BK, kKGroupedKernel>(p, ts, bunits(p), 0, bunits(p).units);
+        return;
+      }
+    }
     if (tid != 0) return;
+    [[maybe_unused]] BUnits bs{};
+    if constexpr (kBPre) {
+      if (overlap) bs = bunits(p);
+    }
+    int ready_u = -1;  // the last unit seen complete
     ptx::tma_prefetch_desc(tp.tmap_a);
     ptx::tma_prefetch_desc(tp.tmap_b);
     uint32_t it = 0;
@@ -148,6 +372,13 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
         ptx::mbar_wait(&empty[s], (round & 1) ^ 1);
         const int32_t kc0 = static_cast<int32_t>(a0 + int64_t(kt) * kBK);
         if constexpr (kBPre) {
+          if (overlap) {
+            const int u = bunit_of(p, bs, ti.group, bcol0, kt);
+            if (u != ready_u) {
+              bunit_wait(p, bs, u);
+              ready_u = u;
+            }
+          }
           ptx::mbar_arrive_expect_tx(&full[s], kAStageBytes + kSlotBytes);
           ptx::tma_load_2d(ptx::smem_addr(smem_fp8 + s * kAStageBytes), tp.tmap_a, kc0, arow, &full[s]);
           const int32_t bc = kKGroupedKernel ? bcol0 + kt * kBK : kc0;
@@ -171,6 +402,15 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
   const int r0 = cw * 64 + warp_in_wg * 16 + (lane >> 2);  // A rows r0, r0 + 8
   const int c0 = q * 2;                                     // accumulator columns 8j + c0, + 1
   const int br = ctid;                                      // the B row this thread converts
+  if constexpr (kBPre) {
+    // Before the first tile: help convert the units up to the one that tile needs first.
+    if (!kKGroupedKernel && overlap && blockIdx.x < ts.total_tiles) {
+      const BUnits bs = bunits(p);
+      const TileInfo t0 = decode_tile(p, ts, blockIdx.x, kBN);
+      const int32_t bcol0 = kKGroupedKernel ? __ldg(p.bprep_cols + t0.group) : 0;
+      bunits_help<BK, kKGroupedKernel>(p, ts, bs, 0, bunit_of(p, bs, t0.group, bcol0, 0) + 1);
+    }
+  }
   uint32_t it = 0;
   for (int64_t t = blockIdx.x; t < ts.total_tiles; t += gridDim.x) {
     const TileInfo ti = decode_tile(p, ts, t, kBN);

@@ -31,6 +31,13 @@ struct GemmSm90Params {
                               // column in the workspace (GemmSm90BPrepParams::cols); else null
   int32_t m_inner;            // K-grouped: tiles of a group walk m fastest (A's group slice stays in
                               // L2 while B streams once); else n fastest
+  // TMA kernel, B dequantized inside the main kernel (`_bpre` entry points with bprep_sync set, see
+  // gemm_sm90_bprep_units): the workspace's bf16 rows, their length (GemmSm90BPrepParams::kp), and
+  // the per-unit counters claim[U], done[U] (zeroed before each launch). Null: a separate pre-kernel
+  // filled the workspace before the launch.
+  uint32_t* bprep_sync;
+  uint16_t* bprep_ws;
+  int64_t bprep_kp;
 };
 
 // Kernel geometry, shared with the launcher: a 128x128 output tile per CTA iteration, 128-wide K
@@ -114,6 +121,19 @@ constexpr int64_t gemm_sm90_bprep_row_kgrouped(int64_t tokens, int64_t groups) {
 // K-grouped workspace header: int32 ends[G+1] (clamped as the kernels clamp them), scale column
 // bases[G+1], cols[G+1], then the bf16 rows 256-byte aligned.
 constexpr int64_t gemm_sm90_bprep_header_bytes(int64_t groups) { return (12 * (groups + 1) + 255) / 256 * 256; }
+
+// B dequantized inside the main kernel: the workspace is cut into units of 16 K stages (1024
+// columns) x all N rows of one group (M-grouped / dense: G * ceil(kp / 1024) units, group-major;
+// K-grouped: ceil(cols / 1024) units over the one [N, kp] row block, in column order, so groups come
+// in token order), each unit into chunks of 64 (row, stage) items that warps claim with an atomic
+// counter and convert; a unit is ready when its done counter reaches its chunk count.
+constexpr int kGemmSm90BPrepUnitStages = 16;
+constexpr int kGemmSm90BPrepChunkItems = 64;
+constexpr int64_t gemm_sm90_bprep_units(int64_t kp, int64_t groups, bool kgrouped) {
+  return (kgrouped ? 1 : groups) * ((kp / kGemmSm90TmaTileK + kGemmSm90BPrepUnitStages - 1) / kGemmSm90BPrepUnitStages);
+}
+// The counters (claim[U], done[U], uint32), placed after the bf16 rows.
+constexpr int64_t gemm_sm90_bprep_sync_bytes(int64_t units) { return (8 * units + 255) / 256 * 256; }
 
 // Parameters of the B pre-kernel: one thread per (row, 64-wide K stage) of the dequantized B.
 struct GemmSm90BPrepParams {
