@@ -98,56 +98,49 @@ __device__ __forceinline__ uint32_t mask_range(uint32_t w, int pos, int vlo, int
   return w & keep_below & keep_above;
 }
 
-// ---- B dequantized inside the main kernel (kBPre with bprep_sync set) ------------------------------
+// ---- B dequantized inside the main kernel (kBPre with bprep_sync set; M-grouped and dense) -------
 // Instead of a pre-kernel that runs strictly before the GEMM, the GEMM's own warps convert B into the
-// workspace: warps 1-3 of the producer warpgroup (idle otherwise) walk every unit in production order,
-// and the math warps, before their first tile, help with the units up to the one that tile needs first.
-// A warp claims a chunk of a unit (atomicAdd on claim[u]), converts it, and adds 1 to done[u] with
-// release semantics; the producer thread, before the TMA loads of a stage, waits (acquire) until the
-// stage's unit is complete, then fences the generic-proxy stores against its async-proxy (TMA) reads.
+// workspace: warps 1-3 of the producer warpgroup (idle otherwise) walk every unit in production order
+// (group by group, K segment by K segment: the order the tiles need them), and the math warps, before
+// their first tile, help with the units up to the one that tile needs first. A warp claims a chunk
+// of a unit (atomicAdd on claim[u]), converts it, and adds 1 to done[u] with release semantics after
+// a proxy fence; the producer thread, before the TMA loads of a stage, waits (acquire) until the
+// stage's unit is complete, then fences its generic-proxy view against its async-proxy (TMA) reads.
 // No deadlock whatever the residency: a warp never waits while it holds a claimed chunk, and a CTA
 // whose producer waits for unit u has its own helper warps, which claim whatever of u is unclaimed;
 // so every unit a resident CTA waits for completes, even if no other CTA of the grid is resident.
+// (A programmatic-dependent-launch overlap of the pre-kernel was not an option: this kernel takes
+// the whole register file of an SM, so none of its CTAs can share an SM with a pre-kernel CTA.)
 constexpr int kUnitStages = kGemmSm90BPrepUnitStages;
 constexpr int kChunkItems = kGemmSm90BPrepChunkItems;
 
-// The unit space of one launch: S stages per row (K-grouped: the stages any group's columns reach),
-// M-grouped / dense: nseg units per group.
+// The unit space of one launch (M-grouped / dense): S stages per row, nseg units per group.
 struct BUnits {
   int S, nseg, units;
 };
 __device__ __forceinline__ BUnits bunits(const GemmSm90Params& p) {
   BUnits b;
-  if (p.kgrouped) {
-    b.S = __ldg(p.bprep_cols + p.groups) / kGemmSm90TmaTileK;
-    b.nseg = (b.S + kUnitStages - 1) / kUnitStages;
-    b.units = b.nseg;
-  } else {
-    b.S = static_cast<int>(p.bprep_kp / kGemmSm90TmaTileK);
-    b.nseg = (b.S + kUnitStages - 1) / kUnitStages;
-    b.units = p.groups * b.nseg;
-  }
+  b.S = static_cast<int>(p.bprep_kp / kGemmSm90TmaTileK);
+  b.nseg = (b.S + kUnitStages - 1) / kUnitStages;
+  b.units = p.groups * b.nseg;
   return b;
 }
-// Unit u: workspace rows [row0, row0 + N), stages [st0, st0 + nst); its chunk count.
+// Unit u: workspace rows [row0, row0 + N) (group `group`'s B), stages [st0, st0 + nst); its chunk count.
 struct BUnit {
   int64_t row0;
   int group, st0, nst, chunks;
 };
 __device__ __forceinline__ BUnit bunit(const GemmSm90Params& p, const BUnits& bs, int u) {
   BUnit b;
-  const int seg = p.kgrouped ? u : u % bs.nseg;
-  b.group = p.kgrouped ? 0 : u / bs.nseg;
+  b.group = u / bs.nseg;
   b.row0 = static_cast<int64_t>(b.group) * p.n;
-  b.st0 = seg * kUnitStages;
+  b.st0 = (u - b.group * bs.nseg) * kUnitStages;
   b.nst = min(kUnitStages, bs.S - b.st0);
   b.chunks = static_cast<int>((p.n * b.nst + kChunkItems - 1) / kChunkItems);
   return b;
 }
-// The unit that holds stage kt of a tile of group g (K-grouped: whose first workspace column is bcol0).
-__device__ __forceinline__ int bunit_of(const GemmSm90Params& p, const BUnits& bs, int g, int32_t bcol0, int kt) {
-  return p.kgrouped ? (bcol0 / kGemmSm90TmaTileK + kt) / kUnitStages : g * bs.nseg + kt / kUnitStages;
-}
+// The unit that holds stage kt of a tile of group g.
+__device__ __forceinline__ int bunit_of(const BUnits& bs, int g, int kt) { return g * bs.nseg + kt / kUnitStages; }
 // Producer: blocks until unit u is complete, then orders the workspace's generic-proxy stores before
 // this thread's TMA loads.
 __device__ __forceinline__ void bunit_wait(const GemmSm90Params& p, const BUnits& bs, int u) {
@@ -207,97 +200,31 @@ __device__ __forceinline__ void bitem_m_store(const GemmSm90Params& p, const BIt
               lo, hi);
 }
 
-// K-grouped: K step j of item (row, workspace column c0 = 64 st), converted as bprep_kgrouped_body
-// converts it (the group whose columns hold c0, its tokens [t0, t1) only, a chunk straddling a
-// 32-block boundary taking both blocks' scales), the exact path decided per 16-byte chunk.
-template <Fp8Kind BK>
-__device__ __forceinline__ void bitem_k(const GemmSm90Params& p, const TileSpace& ts, int g, int64_t row, int st,
-                                        int j, bool valid) {
-  const int c0 = st * kGemmSm90TmaTileK;
-  const int G = p.groups;
-  // g: the group of the unit's first column; the last group whose first column is <= c0 follows it
-  // (groups of width 0 share their successor's column).
-  if (valid)
-    while (g + 1 < G && __ldg(p.bprep_cols + g + 1) <= c0) ++g;
-  const int t0 = ts.ends[g], t1 = ts.ends[g + 1];
-  const int tb = (t0 & ~15) + (c0 - __ldg(p.bprep_cols + g));
-  const int kcg = static_cast<int>(layout::scale_cols(t1 - t0));
-  const int cb = ts.prefix[g];
-  const uint8_t* src = p.b + row * p.k;
-  auto code = [&](int kb) -> uint32_t {
-    if (!valid || kb < 0 || kb >= kcg) return kNoScale;
-    const int64_t col = cb + kb;
-    return __ldg(p.b_scales + (p.swizzled ? layout::swizzled_offset(row, col, p.scale_ld) : row * p.scale_ld + col));
-  };
-  uint32_t lo[4], hi[4];
-#pragma unroll
-  for (int c = 0; c < 4; ++c) {  // one chunk at a time (the producer warpgroup runs this at 40 registers)
-    const int tc = tb + 16 * c;
-    const uint32_t v = valid && tc < t1 && tc + 16 > t0 ? __ldg(reinterpret_cast<const uint32_t*>(src + tc + 4 * j)) : 0u;
-    const uint32_t w = mask_range(v, tc + 4 * j, t0, t1);
-    const int rel = tc - t0;
-    const int kb_lo = rel >= 0 ? rel >> 5 : -1;
-    const int bnd = 32 * (kb_lo + 1) - rel;
-    const uint32_t elo = code(kb_lo), ehi = bnd < 16 ? code(kb_lo + 1) : kNoScale;
-    uint32_t sel = 0;
-#pragma unroll
-    for (int b = 0; b < 4; ++b) sel |= (4 * j + b >= bnd ? 1u : 0u) << b;
-    uint32_t slow = code_slow<BK>(elo) || code_slow<BK>(ehi) || (special_bits<BK>(w) & 0x80808080u) != 0 ? 1u : 0u;
-    slow |= __shfl_xor_sync(0xFFFFFFFFu, slow, 1);
-    slow |= __shfl_xor_sync(0xFFFFFFFFu, slow, 2);
-    if (slow) cvt_exact_sel<BK>(w, code_exact(elo), code_exact(ehi), sel, lo[c], hi[c]);
-    else cvt_fast_sel<BK>(w, code_mult<BK>(elo), code_mult<BK>(ehi), sel, lo[c], hi[c]);
-  }
-  if (!valid) return;
-  store_kstep(reinterpret_cast<uint8_t*>(p.bprep_ws + row * p.bprep_kp + c0), 0u, j, lo, hi);
-}
-
 // One warp: claims and converts chunks of units [u_begin, u_end) until they are all claimed. Chunk
 // item i (0..63) is (row i / nst, stage st0 + i % nst) of the unit; lanes 4m..4m+3 take K steps 0..3
 // of item 8 pass + m, so a pass reads 8 consecutive stages (512 bytes) of a row.
-template <Fp8Kind BK, bool kKG>
-__device__ __forceinline__ void bunits_help(const GemmSm90Params& p, const TileSpace& ts, const BUnits& bs,
-                                            int u_begin, int u_end) {
+template <Fp8Kind BK>
+__device__ __forceinline__ void bunits_help(const GemmSm90Params& p, const BUnits& bs, int u_begin, int u_end) {
   const int lane = threadIdx.x & 31, j = lane & 3, m = lane >> 2;
   uint32_t* claim = p.bprep_sync;
   uint32_t* done = p.bprep_sync + bs.units;
   for (int u = u_begin; u < u_end; ++u) {
     const BUnit bu = bunit(p, bs, u);
     const int items = static_cast<int>(p.n) * bu.nst;
-    int g0 = 0;  // K-grouped: the last group whose first column is <= the unit's first column
-    if constexpr (kKG) {
-      const int c0 = bu.st0 * kGemmSm90TmaTileK;
-      int hi = p.groups - 1;
-      while (g0 < hi) {
-        const int mid = (g0 + hi + 1) >> 1;
-        if (__ldg(p.bprep_cols + mid) <= c0) g0 = mid; else hi = mid - 1;
-      }
-    }
     for (;;) {
       uint32_t ch = 0;
       if (lane == 0) ch = atomicAdd(claim + u, 1u);
       ch = __shfl_sync(0xFFFFFFFFu, ch, 0);
       if (ch >= static_cast<uint32_t>(bu.chunks)) break;
       const int i0 = static_cast<int>(ch) * kChunkItems;
-      if constexpr (kKG) {
 #pragma unroll 1
-        for (int pass = 0; pass < kChunkItems / 8; ++pass) {
-          const int i = i0 + 8 * pass + m;
-          const bool valid = i < items;
-          const int r = valid ? i / bu.nst : 0;
-          const int st = bu.st0 + (valid ? i - r * bu.nst : 0);
-          bitem_k<BK>(p, ts, g0, bu.row0 + r, st, j, valid);
-        }
-      } else {
-#pragma unroll 1
-        for (int pass = 0; pass < kChunkItems / 8; ++pass) {
-          const int i = i0 + 8 * pass + m;
-          const bool valid = i < items;
-          const int r = valid ? i / bu.nst : 0;
-          const int st = bu.st0 + (valid ? i - r * bu.nst : 0);
-          const BItemM a = bitem_m_load<BK>(p, bu.group, r, st, j, valid);
-          bitem_m_store<BK>(p, a, bu.row0 + r, st, j, valid);
-        }
+      for (int pass = 0; pass < kChunkItems / 8; ++pass) {
+        const int i = i0 + 8 * pass + m;
+        const bool valid = i < items;
+        const int r = valid ? i / bu.nst : 0;
+        const int st = bu.st0 + (valid ? i - r * bu.nst : 0);
+        const BItemM a = bitem_m_load<BK>(p, bu.group, r, st, j, valid);
+        bitem_m_store<BK>(p, a, bu.row0 + r, st, j, valid);
       }
       // This lane's stores -> visible at GPU scope (and to the async proxy) before the warp's release.
       ptx::fence_proxy_async_global();
@@ -336,21 +263,23 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
   const int64_t K = p.k, N = p.n;
   const int wg = tid >> 7;
 
-  // B dequantized inside this kernel (see bunits_help); else a pre-kernel filled the workspace.
-  const bool overlap = kBPre && p.bprep_sync != nullptr;
+  // B dequantized inside this kernel (see bunits_help; M-grouped and dense plans only); else a
+  // pre-kernel filled the workspace.
+  const bool overlap = kBPre && !kKGroupedKernel && p.bprep_sync != nullptr;
 
   if (wg == 0) {
     // ---- producer: one thread issues the TMA loads ---------------------------------------------------
     ptx::setmaxnreg_dec<kProducerRegs>();
-    if constexpr (kBPre) {
+    if constexpr (kBPre && !kKGroupedKernel) {
       if (overlap && tid >= 32) {  // warps 1-3: convert B, every unit in production order
-        bunits_help<BK, kKGroupedKernel>(p, ts, bunits(p), 0, bunits(p).units);
+        const BUnits bs = bunits(p);
+        bunits_help<BK>(p, bs, 0, bs.units);
         return;
       }
     }
     if (tid != 0) return;
     [[maybe_unused]] BUnits bs{};
-    if constexpr (kBPre) {
+    if constexpr (kBPre && !kKGroupedKernel) {
       if (overlap) bs = bunits(p);
     }
     int ready_u = -1;  // the last unit seen complete
@@ -373,7 +302,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
         const int32_t kc0 = static_cast<int32_t>(a0 + int64_t(kt) * kBK);
         if constexpr (kBPre) {
           if (overlap) {
-            const int u = bunit_of(p, bs, ti.group, bcol0, kt);
+            const int u = bunit_of(bs, ti.group, kt);
             if (u != ready_u) {
               bunit_wait(p, bs, u);
               ready_u = u;
@@ -402,13 +331,12 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
   const int r0 = cw * 64 + warp_in_wg * 16 + (lane >> 2);  // A rows r0, r0 + 8
   const int c0 = q * 2;                                     // accumulator columns 8j + c0, + 1
   const int br = ctid;                                      // the B row this thread converts
-  if constexpr (kBPre) {
+  if constexpr (kBPre && !kKGroupedKernel) {
     // Before the first tile: help convert the units up to the one that tile needs first.
-    if (!kKGroupedKernel && overlap && blockIdx.x < ts.total_tiles) {
+    if (overlap && blockIdx.x < ts.total_tiles) {
       const BUnits bs = bunits(p);
       const TileInfo t0 = decode_tile(p, ts, blockIdx.x, kBN);
-      const int32_t bcol0 = kKGroupedKernel ? __ldg(p.bprep_cols + t0.group) : 0;
-      bunits_help<BK, kKGroupedKernel>(p, ts, bs, 0, bunit_of(p, bs, t0.group, bcol0, 0) + 1);
+      bunits_help<BK>(p, bs, 0, bunit_of(bs, t0.group, 0) + 1);
     }
   }
   uint32_t it = 0;
@@ -675,89 +603,93 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
 #endif
 }
 
-// The B pre-kernel of kBPre plans: thread i converts one 64-wide K stage of one B row (64 FP8
-// bytes, two 32-blocks) with the conversion the in-kernel path uses (cvt_fast, or cvt_exact for
-// words with an FP8 NaN/Inf or scales the fast multiply cannot reach) and writes the 64 bf16 values
-// in the slot order of the in-kernel path: 16-byte unit 2j holds the `lo` halves of word j of the
-// four chunks, unit 2j + 1 their `hi` halves (the K order of the A fragments). Stages past K are
-// zeros, as are bytes past K inside the last stage (K is a multiple of 16).
-// Writes one converted 64-wide stage (lo / hi halves indexed [4j + c]) in the slot order, unswizzled.
-__device__ __forceinline__ void store_bprep_stage(uint16_t* out, const uint32_t (&lo)[16], const uint32_t (&hi)[16]) {
-#pragma unroll
-  for (int j = 0; j < 4; ++j) store_kstep(reinterpret_cast<uint8_t*>(out), 0u, j, &lo[4 * j], &hi[4 * j]);
-}
+// The B pre-kernel of kBPre plans: eight threads per item -- one 64-wide K stage of one B row (64
+// FP8 bytes, two 32-blocks) -- each writing one 16-byte unit of the item's 128 output bytes, so a
+// warp stores 512 contiguous bytes per instruction (one thread per item writing all 8 units left
+// half of every 32-byte sector to a second store, and the kernel L2-bound: ncu, 2026-11-22). Unit
+// u = 2j + h holds the `lo` (h = 0) or `hi` (h = 1) halves of word j of the stage's four 16-byte
+// chunks (store_kstep's order, the K order of the A fragments); thread u loads word j of each chunk
+// and the stage's scales. The conversion is the in-kernel path's (cvt_fast, or cvt_exact when any
+// word of the item holds an FP8 NaN/Inf or a scale is beyond the fast multiply: the eight threads
+// agree by shuffles). Stages past K are zeros, as are bytes past K inside the last stage (K is a
+// multiple of 16).
+constexpr int kBPrepLanes = kGemmSm90BPrepLanes;
 
-// This thread's item of a pre-kernel launch: the dequantized B's row and the first column of its
-// 64-wide stage; false past the last item.
-__device__ __forceinline__ bool bprep_item(const GemmSm90BPrepParams& p, int64_t& row, int& col) {
-  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= p.items) return false;
+// This thread's item of a pre-kernel launch (the dequantized B's row and the first column of its
+// 64-wide stage; row 0, column 0 past the last item, where `valid` is false) and its unit.
+__device__ __forceinline__ bool bprep_item(const GemmSm90BPrepParams& p, int64_t& row, int& col, int& unit) {
+  const int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t i = t / kBPrepLanes;
+  unit = static_cast<int>(t % kBPrepLanes);
+  const bool valid = i < p.items;
   const int64_t spr = p.kp / kBK;
-  row = i / spr;
-  col = static_cast<int>(i - row * spr) * kBK;
-  return true;
+  row = valid ? i / spr : 0;
+  col = valid ? static_cast<int>(i - row * spr) * kBK : 0;
+  return valid;
+}
+// The slow-path flags of the item's eight threads, ORed (every thread of the warp calls it).
+__device__ __forceinline__ uint32_t bprep_any(uint32_t f) {
+  f |= __shfl_xor_sync(0xFFFFFFFFu, f, 2);
+  f |= __shfl_xor_sync(0xFFFFFFFFu, f, 4);
+  return f;  // (threads 2j and 2j + 1 hold the same words)
 }
 
 template <Fp8Kind BK>
 __device__ __forceinline__ void bprep_body(const GemmSm90BPrepParams& p) {
   int64_t row;
-  int col;
-  if (!bprep_item(p, row, col)) return;
+  int col, u;
+  const bool valid = bprep_item(p, row, col, u);
+  const int j = u >> 1, h = u & 1;
   const int seg = col / kBK;
   const int64_t g = row / p.n, nr = row - g * p.n;
   const int64_t k0 = col;
-  const uint8_t* src = p.b + row * p.k + k0;
-  uint32_t w[16];
+  const uint8_t* src = p.b + row * p.k + k0 + 4 * j;
+  uint32_t w[4];
 #pragma unroll
-  for (int c = 0; c < 4; ++c) {
-    const uint4 v = k0 + 16 * c < p.k ? __ldg(reinterpret_cast<const uint4*>(src + 16 * c)) : make_uint4(0u, 0u, 0u, 0u);
-    w[4 * c + 0] = v.x, w[4 * c + 1] = v.y, w[4 * c + 2] = v.z, w[4 * c + 3] = v.w;
-  }
+  for (int c = 0; c < 4; ++c)
+    w[c] = valid && k0 + 16 * c < p.k ? __ldg(reinterpret_cast<const uint32_t*>(src + 16 * c)) : 0u;
   const int64_t kc = layout::scale_cols(p.k);
   const uint8_t* sb = p.b_scales + g * p.b_scale_stride;
   uint32_t e[2];
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const int64_t kb = 2 * int64_t(seg) + h;
-    e[h] = kb < kc ? __ldg(sb + (p.swizzled ? layout::swizzled_offset(nr, kb, p.scale_ld) : nr * p.scale_ld + kb))
-                   : kNoScale;
+  for (int hh = 0; hh < 2; ++hh) {
+    const int64_t kb = 2 * int64_t(seg) + hh;
+    e[hh] = valid && kb < kc ? __ldg(sb + (p.swizzled ? layout::swizzled_offset(nr, kb, p.scale_ld) : nr * p.scale_ld + kb))
+                             : kNoScale;
   }
   uint32_t spec = 0;
 #pragma unroll
-  for (int j = 0; j < 16; ++j) spec |= special_bits<BK>(w[j]);
-  const bool slow = code_slow<BK>(e[0]) || code_slow<BK>(e[1]) || (spec & 0x80808080u) != 0;
-  uint32_t lo[16], hi[16];  // [4j + c]
+  for (int c = 0; c < 4; ++c) spec |= special_bits<BK>(w[c]);
+  const uint32_t slow = bprep_any(code_slow<BK>(e[0]) || code_slow<BK>(e[1]) || (spec & 0x80808080u) != 0 ? 1u : 0u);
+  if (!valid) return;
+  uint32_t o[4];
 #pragma unroll
-  for (int c = 0; c < 4; ++c)
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      if (slow) cvt_exact<BK>(w[4 * c + j], code_exact(e[c / 2]), lo[4 * j + c], hi[4 * j + c]);
-      else cvt_fast<BK>(w[4 * c + j], code_mult<BK>(e[c / 2]) * 0x00010001u, lo[4 * j + c], hi[4 * j + c]);
-    }
-  store_bprep_stage(p.out + row * p.kp + k0, lo, hi);
+  for (int c = 0; c < 4; ++c) {
+    uint32_t lo, hi;
+    if (slow) cvt_exact<BK>(w[c], code_exact(e[c / 2]), lo, hi);
+    else cvt_fast<BK>(w[c], code_mult<BK>(e[c / 2]) * 0x00010001u, lo, hi);
+    o[c] = h ? hi : lo;
+  }
+  *reinterpret_cast<uint4*>(reinterpret_cast<uint8_t*>(p.out + row * p.kp + k0) + 16 * u) = make_uint4(o[0], o[1], o[2], o[3]);
 }
 
-// K-grouped B (wgrad): thread i converts columns [64s, 64s + 64) of row `row` of the dequantized B,
-// i.e. the tokens tb + [0, 64) of the group g whose columns hold them (tb = (t0 & ~15) + 64s -
-// cols[g]); bytes outside the group's [t0, t1) are 0. A 16-byte chunk may straddle a 32-block
-// boundary of the group (blocks restart at t0): its bytes take the two blocks' scales by `sel`, as
-// the in-kernel path does for shifted ranges.
+// K-grouped B (wgrad): the eight threads of an item convert columns [c0, c0 + 64) of row `row` of
+// the dequantized B, i.e. the tokens tb + [0, 64) of the group g whose columns hold them (tb = (t0 &
+// ~15) + c0 - cols[g]); bytes outside the group's [t0, t1) are 0, and so are the columns past the
+// last group's. A 16-byte chunk may straddle a 32-block boundary of the group (blocks restart at
+// t0): its bytes take the two blocks' scales by `sel`, as the in-kernel path does for shifted
+// ranges; the exact path is decided per chunk.
 template <Fp8Kind BK>
 __device__ __forceinline__ void bprep_kgrouped_body(const GemmSm90BPrepParams& p) {
   int64_t row;
-  int c0;
-  if (!bprep_item(p, row, c0)) return;
+  int c0, u;
+  const bool valid = bprep_item(p, row, c0, u);
+  const int j = u >> 1, h = u & 1;
   const int G = p.groups;
   const int32_t* ends = p.table;
   const int32_t* colb = ends + (G + 1);
   const int32_t* cols = colb + (G + 1);
-  uint32_t lo[16], hi[16];
-  if (c0 >= __ldg(cols + G)) {
-#pragma unroll
-    for (int j = 0; j < 16; ++j) lo[j] = hi[j] = 0u;
-    store_bprep_stage(p.out + row * p.kp + c0, lo, hi);
-    return;
-  }
+  const bool live = valid && c0 < __ldg(cols + G);  // else zeros: no byte loaded, every scale kNoScale
   int g = 0, top = G - 1;  // last g with cols[g] <= c0 (groups of width 0 share their successor's)
   while (g < top) {
     const int mid = (g + top + 1) >> 1;
@@ -769,38 +701,38 @@ __device__ __forceinline__ void bprep_kgrouped_body(const GemmSm90BPrepParams& p
   const int cb = __ldg(colb + g);
   const uint8_t* src = p.b + row * p.k;
   auto code = [&](int kb) -> uint32_t {
-    if (kb < 0 || kb >= kcg) return kNoScale;
+    if (!live || kb < 0 || kb >= kcg) return kNoScale;
     const int64_t col = cb + kb;
     return __ldg(p.b_scales + (p.swizzled ? layout::swizzled_offset(row, col, p.scale_ld) : row * p.scale_ld + col));
   };
+  uint32_t w[4], elo[4], ehi[4], sel[4], slow = 0;
 #pragma unroll
   for (int c = 0; c < 4; ++c) {
     const int tc = tb + 16 * c;
-    uint32_t w[4];
-    if (tc < t1 && tc + 16 > t0) {
-      const uint4 v = __ldg(reinterpret_cast<const uint4*>(src + tc));
-      w[0] = mask_range(v.x, tc, t0, t1), w[1] = mask_range(v.y, tc + 4, t0, t1);
-      w[2] = mask_range(v.z, tc + 8, t0, t1), w[3] = mask_range(v.w, tc + 12, t0, t1);
-    } else {
-      w[0] = w[1] = w[2] = w[3] = 0u;
-    }
+    const uint32_t v = live && tc < t1 && tc + 16 > t0 ? __ldg(reinterpret_cast<const uint32_t*>(src + tc + 4 * j)) : 0u;
+    w[c] = mask_range(v, tc + 4 * j, t0, t1);
     const int rel = tc - t0;
     const int kb_lo = rel >= 0 ? rel >> 5 : -1;  // bytes before t0 are 0: any scale (none) does
     const int bnd = 32 * (kb_lo + 1) - rel;       // bytes >= bnd belong to block kb_lo + 1
-    const uint32_t e_lo = code(kb_lo), e_hi = bnd < 16 ? code(kb_lo + 1) : kNoScale;
-    const uint32_t spec = special_bits<BK>(w[0]) | special_bits<BK>(w[1]) | special_bits<BK>(w[2]) |
-                          special_bits<BK>(w[3]);
-    const bool slow = code_slow<BK>(e_lo) || code_slow<BK>(e_hi) || (spec & 0x80808080u) != 0;
+    elo[c] = code(kb_lo);
+    ehi[c] = bnd < 16 ? code(kb_lo + 1) : kNoScale;
+    uint32_t sl = 0;
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      uint32_t sel = 0;
-#pragma unroll
-      for (int b = 0; b < 4; ++b) sel |= (4 * j + b >= bnd ? 1u : 0u) << b;
-      if (slow) cvt_exact_sel<BK>(w[j], code_exact(e_lo), code_exact(e_hi), sel, lo[4 * j + c], hi[4 * j + c]);
-      else cvt_fast_sel<BK>(w[j], code_mult<BK>(e_lo), code_mult<BK>(e_hi), sel, lo[4 * j + c], hi[4 * j + c]);
-    }
+    for (int b = 0; b < 4; ++b) sl |= (4 * j + b >= bnd ? 1u : 0u) << b;
+    sel[c] = sl;
+    if (code_slow<BK>(elo[c]) || code_slow<BK>(ehi[c]) || (special_bits<BK>(w[c]) & 0x80808080u) != 0) slow |= 1u << c;
   }
-  store_bprep_stage(p.out + row * p.kp + c0, lo, hi);
+  slow = bprep_any(slow);
+  if (!valid) return;
+  uint32_t o[4];
+#pragma unroll
+  for (int c = 0; c < 4; ++c) {
+    uint32_t lo, hi;
+    if ((slow >> c) & 1u) cvt_exact_sel<BK>(w[c], code_exact(elo[c]), code_exact(ehi[c]), sel[c], lo, hi);
+    else cvt_fast_sel<BK>(w[c], code_mult<BK>(elo[c]), code_mult<BK>(ehi[c]), sel[c], lo, hi);
+    o[c] = h ? hi : lo;
+  }
+  *reinterpret_cast<uint4*>(reinterpret_cast<uint8_t*>(p.out + row * p.kp + c0) + 16 * u) = make_uint4(o[0], o[1], o[2], o[3]);
 }
 
 // The K-grouped workspace header (one block): the group table exactly as the GEMM kernel builds it

@@ -122,20 +122,19 @@ constexpr int64_t gemm_sm90_bprep_row_kgrouped(int64_t tokens, int64_t groups) {
 // bases[G+1], cols[G+1], then the bf16 rows 256-byte aligned.
 constexpr int64_t gemm_sm90_bprep_header_bytes(int64_t groups) { return (12 * (groups + 1) + 255) / 256 * 256; }
 
-// B dequantized inside the main kernel: the workspace is cut into units of 16 K stages (1024
-// columns) x all N rows of one group (M-grouped / dense: G * ceil(kp / 1024) units, group-major;
-// K-grouped: ceil(cols / 1024) units over the one [N, kp] row block, in column order, so groups come
-// in token order), each unit into chunks of 64 (row, stage) items that warps claim with an atomic
-// counter and convert; a unit is ready when its done counter reaches its chunk count.
+// B dequantized inside the main kernel (M-grouped / dense): the workspace is cut into units of 16 K
+// stages (1024 columns) x all N rows of one group, G * ceil(kp / 1024) units, group-major, each unit
+// into chunks of 64 (row, stage) items that warps claim with an atomic counter and convert; a unit is
+// ready when its done counter reaches its chunk count.
 constexpr int kGemmSm90BPrepUnitStages = 16;
 constexpr int kGemmSm90BPrepChunkItems = 64;
-constexpr int64_t gemm_sm90_bprep_units(int64_t kp, int64_t groups, bool kgrouped) {
-  return (kgrouped ? 1 : groups) * ((kp / kGemmSm90TmaTileK + kGemmSm90BPrepUnitStages - 1) / kGemmSm90BPrepUnitStages);
+constexpr int64_t gemm_sm90_bprep_units(int64_t kp, int64_t groups) {
+  return groups * ((kp / kGemmSm90TmaTileK + kGemmSm90BPrepUnitStages - 1) / kGemmSm90BPrepUnitStages);
 }
-// The counters (claim[U], done[U], uint32), placed after the bf16 rows.
+// The counters (claim[U], done[U], uint32), placed after the bf16 rows (M-grouped / dense plans).
 constexpr int64_t gemm_sm90_bprep_sync_bytes(int64_t units) { return (8 * units + 255) / 256 * 256; }
 
-// Parameters of the B pre-kernel: one thread per (row, 64-wide K stage) of the dequantized B.
+// Parameters of the B pre-kernel: kGemmSm90BPrepLanes threads per (row, 64-wide K stage) of the dequantized B.
 struct GemmSm90BPrepParams {
   const uint8_t* b;         // FP8 [groups, N, K] ([N, K] when K-grouped)
   const uint8_t* b_scales;  // UE8M0 [groups] x (N, ceil(K/32)) in the plan's layout (K-grouped: one tensor)
@@ -149,6 +148,7 @@ struct GemmSm90BPrepParams {
   int32_t groups;           // K-grouped: G
 };
 constexpr int kGemmSm90BPrepThreads = 256;
+constexpr int kGemmSm90BPrepLanes = 8;  // threads per item (one 16-byte output unit each)
 constexpr int kGemmSm90BPrepTableThreads = 256;
 
 // Kernel parameters of the TMA kernel: the TMA descriptors (CUtensorMap, 128 bytes each, encoded

@@ -87,24 +87,28 @@ int64_t bprep_row(const GemmDesc& d) {
   return grouped_k(d) ? gemm_sm90_bprep_row_kgrouped(d.k, d.num_groups) : gemm_sm90_bprep_row(d.k);
 }
 // Units (and their counters) of B dequantized inside the main kernel (gemm_params.cuh).
-int64_t bprep_units(const GemmDesc& d) { return gemm_sm90_bprep_units(bprep_row(d), kernel_groups(d), grouped_k(d)); }
+int64_t bprep_units(const GemmDesc& d) { return grouped_k(d) ? 0 : gemm_sm90_bprep_units(bprep_row(d), kernel_groups(d)); }
 // Workspace of the dequantized B: (K-grouped: the group-table header, then) [rows, bprep_row] bf16,
-// then the unit counters.
+// then (M-grouped / dense) the unit counters.
 size_t bprep_rows_bytes(const GemmDesc& d) {
   const int64_t rows = grouped_k(d) ? d.n : kernel_groups(d) * d.n;
   const int64_t header = grouped_k(d) ? gemm_sm90_bprep_header_bytes(d.num_groups) : 0;
   return static_cast<size_t>(header + rows * bprep_row(d) * 2);
 }
 size_t bprep_bytes(const GemmDesc& d) {
-  return bprep_rows_bytes(d) + static_cast<size_t>(gemm_sm90_bprep_sync_bytes(bprep_units(d)));
+  return bprep_rows_bytes(d) + (grouped_k(d) ? 0 : static_cast<size_t>(gemm_sm90_bprep_sync_bytes(bprep_units(d))));
 }
-// Whether the main kernel converts B itself, overlapped with its tiles (see gemm_mxfp8_tma.cu,
-// bunits_help), rather than after a separate pre-kernel. MXQ_GEMM_SM90_BPREP_OVERLAP=0 selects the
-// pre-kernel (measurements). The unit item index is int32: N * 16 stays below 2^31.
+// Whether the main kernel converts B itself, overlapped with its tiles (gemm_mxfp8_tma.cu,
+// bunits_help), rather than after the separate pre-kernel: M-grouped plans of >= 8 groups, where
+// only the first group's B is on the critical path (measured: fprop E8 / E32 gain; dense, whose
+// first tiles need all of B at once, and K-grouped plans lose -- docs/PERFORMANCE.md).
+// MXQ_GEMM_SM90_BPREP_OVERLAP=0 / 1 overrides the rule for M-grouped and dense plans. The unit
+// item index is int32: N * 16 stays below 2^31.
+constexpr int64_t kBPrepOverlapMinGroups = 8;
 bool use_bprep_overlap(const GemmDesc& d) {
-  if (d.n * kGemmSm90BPrepUnitStages >= (int64_t(1) << 31)) return false;
+  if (grouped_k(d) || d.n * kGemmSm90BPrepUnitStages >= (int64_t(1) << 31)) return false;
   if (const char* env = std::getenv("MXQ_GEMM_SM90_BPREP_OVERLAP"); env && *env) return std::string(env) != "0";
-  return true;
+  return grouped_m(d) && d.num_groups >= kBPrepOverlapMinGroups;
 }
 
 // The TMA BF16-path kernel: the BF16 path's plans whose coordinates fit TMA's int32 box origins.
@@ -300,7 +304,8 @@ class GemmSm90 final : public OpImpl {
         } else {
           Dim3 pg, pb;
           pb.x = kGemmSm90BPrepThreads;
-          pg.x = static_cast<unsigned>(layout::ceil_div(pp.items, static_cast<int64_t>(kGemmSm90BPrepThreads)));
+          pg.x = static_cast<unsigned>(
+              layout::ceil_div(pp.items * kGemmSm90BPrepLanes, static_cast<int64_t>(kGemmSm90BPrepThreads)));
           void* pparams[] = {&pp};
           dev_.launch(fn_prep_, pg, pb, 0, stream, pparams, "grouped GEMM B pre-kernel");
         }
