@@ -26,7 +26,11 @@
 // bprep_body / bprep_kgrouped_body, which write B once as bf16 into the workspace in the slot order
 // step 1 would produce; the producer then loads B's 256 x 64 bf16 box by TMA (128-byte swizzle)
 // straight into the ring stage's slot, the consumers convert only A, skip step 2, and release a
-// stage after the wait that shows its wgmmas done (the stage before the one just issued).
+// stage after the wait that shows its wgmmas done (the stage before the one just issued). That
+// ring is 5 stages deep when shared memory allows (4 otherwise, and in the K-grouped instance;
+// GemmSm90Params::bp_stages): a
+// stage is held from its conversion until the next stage's wgmmas are issued and waited on, so the
+// producer runs only ring - 2 stages ahead, and at 4 that was not always enough to cover an L2 miss.
 //
 // Layout of a thread's data. A: thread (warp w, lane l) of consumer c owns rows r0 = 64c + 16w +
 // l/4 and r0 + 8, and the 16 bytes [16q, 16q + 16) of each (q = l % 4); the K permutation of
@@ -98,143 +102,6 @@ __device__ __forceinline__ uint32_t mask_range(uint32_t w, int pos, int vlo, int
   return w & keep_below & keep_above;
 }
 
-// ---- B dequantized inside the main kernel (kBPre with bprep_sync set; M-grouped and dense) -------
-// Instead of a pre-kernel that runs strictly before the GEMM, the GEMM's own warps convert B into the
-// workspace: warps 1-3 of the producer warpgroup (idle otherwise) walk every unit in production order
-// (group by group, K segment by K segment: the order the tiles need them), and the math warps, before
-// their first tile, help with the units up to the one that tile needs first. A warp claims a chunk
-// of a unit (atomicAdd on claim[u]), converts it, and adds 1 to done[u] with release semantics after
-// a proxy fence; the producer thread, before the TMA loads of a stage, waits (acquire) until the
-// stage's unit is complete, then fences its generic-proxy view against its async-proxy (TMA) reads.
-// No deadlock whatever the residency: a warp never waits while it holds a claimed chunk, and a CTA
-// whose producer waits for unit u has its own helper warps, which claim whatever of u is unclaimed;
-// so every unit a resident CTA waits for completes, even if no other CTA of the grid is resident.
-// (A programmatic-dependent-launch overlap of the pre-kernel was not an option: this kernel takes
-// the whole register file of an SM, so none of its CTAs can share an SM with a pre-kernel CTA.)
-constexpr int kUnitStages = kGemmSm90BPrepUnitStages;
-constexpr int kChunkItems = kGemmSm90BPrepChunkItems;
-
-// The unit space of one launch (M-grouped / dense): S stages per row, nseg units per group.
-struct BUnits {
-  int S, nseg, units;
-};
-__device__ __forceinline__ BUnits bunits(const GemmSm90Params& p) {
-  BUnits b;
-  b.S = static_cast<int>(p.bprep_kp / kGemmSm90TmaTileK);
-  b.nseg = (b.S + kUnitStages - 1) / kUnitStages;
-  b.units = p.groups * b.nseg;
-  return b;
-}
-// Unit u: workspace rows [row0, row0 + N) (group `group`'s B), stages [st0, st0 + nst); its chunk count.
-struct BUnit {
-  int64_t row0;
-  int group, st0, nst, chunks;
-};
-__device__ __forceinline__ BUnit bunit(const GemmSm90Params& p, const BUnits& bs, int u) {
-  BUnit b;
-  b.group = u / bs.nseg;
-  b.row0 = static_cast<int64_t>(b.group) * p.n;
-  b.st0 = (u - b.group * bs.nseg) * kUnitStages;
-  b.nst = min(kUnitStages, bs.S - b.st0);
-  b.chunks = static_cast<int>((p.n * b.nst + kChunkItems - 1) / kChunkItems);
-  return b;
-}
-// The unit that holds stage kt of a tile of group g.
-__device__ __forceinline__ int bunit_of(const BUnits& bs, int g, int kt) { return g * bs.nseg + kt / kUnitStages; }
-// Producer: blocks until unit u is complete, then orders the workspace's generic-proxy stores before
-// this thread's TMA loads.
-__device__ __forceinline__ void bunit_wait(const GemmSm90Params& p, const BUnits& bs, int u) {
-  const uint32_t target = static_cast<uint32_t>(bunit(p, bs, u).chunks);
-  const uint32_t* done = p.bprep_sync + bs.units + u;
-  while (ptx::ld_acquire_gpu(done) < target) __nanosleep(128);
-  ptx::fence_proxy_async_global();
-}
-
-// One K step j (lane & 3) of one (row, stage) item of an M-grouped / dense unit, loaded: word j of
-// the stage's four 16-byte chunks, and the stage's two scale codes.
-struct BItemM {
-  uint32_t w[4];
-  uint32_t e0, e1;
-};
-template <Fp8Kind BK>
-__device__ __forceinline__ BItemM bitem_m_load(const GemmSm90Params& p, int group, int64_t nr, int st, int j,
-                                               bool valid) {
-  BItemM it;
-  const int64_t k0 = static_cast<int64_t>(st) * kGemmSm90TmaTileK;
-  const uint8_t* src = p.b + (static_cast<int64_t>(group) * p.n + nr) * p.k + k0 + 4 * j;
-#pragma unroll
-  for (int c = 0; c < 4; ++c)
-    it.w[c] = valid && k0 + 16 * c < p.k ? __ldg(reinterpret_cast<const uint32_t*>(src + 16 * c)) : 0u;
-  const int64_t kc = layout::scale_cols(p.k);
-  const uint8_t* sb = p.b_scales + static_cast<int64_t>(group) * p.b_scale_stride;
-  uint32_t e[2];
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const int64_t kb = 2 * int64_t(st) + h;
-    e[h] = valid && kb < kc ? __ldg(sb + (p.swizzled ? layout::swizzled_offset(nr, kb, p.scale_ld) : nr * p.scale_ld + kb))
-                            : kNoScale;
-  }
-  it.e0 = e[0], it.e1 = e[1];
-  return it;
-}
-// Converts and stores it (all 32 lanes call it: the 4 lanes of an item agree on the exact path, so
-// the bytes equal bprep_body's).
-template <Fp8Kind BK>
-__device__ __forceinline__ void bitem_m_store(const GemmSm90Params& p, const BItemM& it, int64_t row, int st, int j,
-                                              bool valid) {
-  uint32_t spec = 0;
-#pragma unroll
-  for (int c = 0; c < 4; ++c) spec |= special_bits<BK>(it.w[c]);
-  uint32_t slow = code_slow<BK>(it.e0) || code_slow<BK>(it.e1) || (spec & 0x80808080u) != 0 ? 1u : 0u;
-  slow |= __shfl_xor_sync(0xFFFFFFFFu, slow, 1);
-  slow |= __shfl_xor_sync(0xFFFFFFFFu, slow, 2);
-  if (!valid) return;
-  uint32_t lo[4], hi[4];
-#pragma unroll
-  for (int c = 0; c < 4; ++c) {
-    const uint32_t e = c < 2 ? it.e0 : it.e1;
-    if (slow) cvt_exact<BK>(it.w[c], code_exact(e), lo[c], hi[c]);
-    else cvt_fast<BK>(it.w[c], code_mult<BK>(e) * 0x00010001u, lo[c], hi[c]);
-  }
-  store_kstep(reinterpret_cast<uint8_t*>(p.bprep_ws + row * p.bprep_kp + int64_t(st) * kGemmSm90TmaTileK), 0u, j,
-              lo, hi);
-}
-
-// One warp: claims and converts chunks of units [u_begin, u_end) until they are all claimed. Chunk
-// item i (0..63) is (row i / nst, stage st0 + i % nst) of the unit; lanes 4m..4m+3 take K steps 0..3
-// of item 8 pass + m, so a pass reads 8 consecutive stages (512 bytes) of a row.
-template <Fp8Kind BK>
-__device__ __forceinline__ void bunits_help(const GemmSm90Params& p, const BUnits& bs, int u_begin, int u_end) {
-  const int lane = threadIdx.x & 31, j = lane & 3, m = lane >> 2;
-  uint32_t* claim = p.bprep_sync;
-  uint32_t* done = p.bprep_sync + bs.units;
-  for (int u = u_begin; u < u_end; ++u) {
-    const BUnit bu = bunit(p, bs, u);
-    const int items = static_cast<int>(p.n) * bu.nst;
-    for (;;) {
-      uint32_t ch = 0;
-      if (lane == 0) ch = atomicAdd(claim + u, 1u);
-      ch = __shfl_sync(0xFFFFFFFFu, ch, 0);
-      if (ch >= static_cast<uint32_t>(bu.chunks)) break;
-      const int i0 = static_cast<int>(ch) * kChunkItems;
-#pragma unroll 1
-      for (int pass = 0; pass < kChunkItems / 8; ++pass) {
-        const int i = i0 + 8 * pass + m;
-        const bool valid = i < items;
-        const int r = valid ? i / bu.nst : 0;
-        const int st = bu.st0 + (valid ? i - r * bu.nst : 0);
-        const BItemM a = bitem_m_load<BK>(p, bu.group, r, st, j, valid);
-        bitem_m_store<BK>(p, a, bu.row0 + r, st, j, valid);
-      }
-      // This lane's stores -> visible at GPU scope (and to the async proxy) before the warp's release.
-      ptx::fence_proxy_async_global();
-      __threadfence();
-      __syncwarp();
-      if (lane == 0) ptx::red_release_gpu_add(done + u, 1u);
-    }
-  }
-}
-
 // kKGroupedKernel: the K-grouped (wgrad) instance; M-grouped and dense plans launch the other one,
 // whose registers the K-grouped masking and shifted-block paths would otherwise crowd.
 // kBPre: B arrives dequantized (bf16 workspace, see bprep_body) by TMA straight into the ring's
@@ -245,44 +112,32 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
   const GemmSm90Params& p = tp.g;
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = ptx::smem_align1024(smem_raw);
+  // Ring depth: kStages, or (kBPre, M-grouped / dense) the launcher's choice, 4 or 5 stages as shared
+  // memory allows. (A runtime depth in the K-grouped instance made ptxas spill in its tile loop.)
+  const uint32_t ring =
+      kBPre && !kKGroupedKernel ? static_cast<uint32_t>(p.bp_stages) : static_cast<uint32_t>(kStages);
   // In-kernel B: [kSlots] bf16 slots, then the FP8 ring [stage] A box (8 KiB), B box (16 KiB).
-  // kBPre: [kStages] bf16 slots (the ring's B), then [kStages] A boxes.
-  uint8_t* smem_fp8 = smem + (kBPre ? kStages : kSlots) * kSlotBytes;
-  uint64_t* full = reinterpret_cast<uint64_t*>(smem_fp8 + kStages * (kBPre ? kAStageBytes : kStageBytes));
-  uint64_t* empty = full + kStages;
-  int* table = reinterpret_cast<int*>(empty + kStages);  // ends[G+1], prefix[G+1]
+  // kBPre: [ring] bf16 slots (the ring's B), then [ring] A boxes.
+  uint8_t* smem_fp8 = smem + (kBPre ? ring : kSlots) * kSlotBytes;
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem_fp8 + ring * (kBPre ? kAStageBytes : kStageBytes));
+  uint64_t* empty = full + ring;
+  int* table = reinterpret_cast<int*>(empty + ring);  // ends[G+1], prefix[G+1]
   __shared__ int warp_buf[kThreads / 32];
 
   const int tid = threadIdx.x;
   // full: the producer's arrive.expect_tx (TMA completes the bytes); empty: every consumer thread,
   // once the stage is converted (kBPre: once its wgmmas are done).
-  if (tid == 0) ptx::mbar_init_ring(full, empty, kStages, 1, 256);
+  if (tid == 0) ptx::mbar_init_ring(full, empty, static_cast<int>(ring), 1, 256);
   const TileSpace ts = build_tile_space<kThreads>(p, kBN, table, warp_buf);
   __syncthreads();  // barriers initialized, table visible
 
   const int64_t K = p.k, N = p.n;
   const int wg = tid >> 7;
 
-  // B dequantized inside this kernel (see bunits_help; M-grouped and dense plans only); else a
-  // pre-kernel filled the workspace.
-  const bool overlap = kBPre && !kKGroupedKernel && p.bprep_sync != nullptr;
-
   if (wg == 0) {
     // ---- producer: one thread issues the TMA loads ---------------------------------------------------
     ptx::setmaxnreg_dec<kProducerRegs>();
-    if constexpr (kBPre && !kKGroupedKernel) {
-      if (overlap && tid >= 32) {  // warps 1-3: convert B, every unit in production order
-        const BUnits bs = bunits(p);
-        bunits_help<BK>(p, bs, 0, bs.units);
-        return;
-      }
-    }
     if (tid != 0) return;
-    [[maybe_unused]] BUnits bs{};
-    if constexpr (kBPre && !kKGroupedKernel) {
-      if (overlap) bs = bunits(p);
-    }
-    int ready_u = -1;  // the last unit seen complete
     ptx::tma_prefetch_desc(tp.tmap_a);
     ptx::tma_prefetch_desc(tp.tmap_b);
     uint32_t it = 0;
@@ -297,17 +152,10 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
       // stages line up with A's, which start at a0.
       const int32_t bcol0 = kBPre && ts.kgrouped ? __ldg(p.bprep_cols + ti.group) : 0;
       for (int kt = 0; kt < nk; ++kt, ++it) {
-        const uint32_t s = it % kStages, round = it / kStages;
+        const uint32_t s = it % ring, round = it / ring;
         ptx::mbar_wait(&empty[s], (round & 1) ^ 1);
         const int32_t kc0 = static_cast<int32_t>(a0 + int64_t(kt) * kBK);
         if constexpr (kBPre) {
-          if (overlap) {
-            const int u = bunit_of(bs, ti.group, kt);
-            if (u != ready_u) {
-              bunit_wait(p, bs, u);
-              ready_u = u;
-            }
-          }
           ptx::mbar_arrive_expect_tx(&full[s], kAStageBytes + kSlotBytes);
           ptx::tma_load_2d(ptx::smem_addr(smem_fp8 + s * kAStageBytes), tp.tmap_a, kc0, arow, &full[s]);
           const int32_t bc = kKGroupedKernel ? bcol0 + kt * kBK : kc0;
@@ -331,14 +179,6 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
   const int r0 = cw * 64 + warp_in_wg * 16 + (lane >> 2);  // A rows r0, r0 + 8
   const int c0 = q * 2;                                     // accumulator columns 8j + c0, + 1
   const int br = ctid;                                      // the B row this thread converts
-  if constexpr (kBPre && !kKGroupedKernel) {
-    // Before the first tile: help convert the units up to the one that tile needs first.
-    if (overlap && blockIdx.x < ts.total_tiles) {
-      const BUnits bs = bunits(p);
-      const TileInfo t0 = decode_tile(p, ts, blockIdx.x, kBN);
-      bunits_help<BK>(p, bs, 0, bunit_of(bs, t0.group, 0) + 1);
-    }
-  }
   uint32_t it = 0;
   for (int64_t t = blockIdx.x; t < ts.total_tiles; t += gridDim.x) {
     const TileInfo ti = decode_tile(p, ts, t, kBN);
@@ -446,7 +286,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
           eb[1] = code_of(wb, bvalid, 2 * kt);
           eb[2] = code_of(wb, bvalid, 2 * kt + 1);
         }
-        const uint32_t s = it % kStages, round = it / kStages;
+        const uint32_t s = it % ring, round = it / ring;
         // The stage's A box (and B's FP8 box after it, in-kernel B); the bf16 slot wgmma reads (kBPre:
         // the ring stage's, filled by TMA).
         const uint8_t* st = smem_fp8 + s * (kBPre ? kAStageBytes : kStageBytes);
@@ -575,7 +415,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
           ptx::wgmma_wait<1>();  // the previous stage's wgmmas (and its A registers, slot) are done
         }
         // kBPre: the previous stage is free now (its A box was read before its wgmmas, its slot by them).
-        if (kBPre && kt > 0) ptx::mbar_arrive(&empty[(it + kStages - 1) % kStages]);
+        if (kBPre && kt > 0) ptx::mbar_arrive(&empty[(it + ring - 1) % ring]);
         ++it;
       };
       for (int kt = 0; kt < nk; kt += 2) {
@@ -585,7 +425,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
         wa_n1[0] = wa_n2[0], wa_n1[1] = wa_n2[1], wb_n1 = wb_n2;
       }
       ptx::wgmma_wait<0>();
-      if (kBPre && nk > 0) ptx::mbar_arrive(&empty[(it + kStages - 1) % kStages]);
+      if (kBPre && nk > 0) ptx::mbar_arrive(&empty[(it + ring - 1) % ring]);
       ptx::fence_acc(acc[0]);
       ptx::fence_acc(acc[1]);
     };
@@ -603,47 +443,57 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
 #endif
 }
 
-// The B pre-kernel of kBPre plans: eight threads per item -- one 64-wide K stage of one B row (64
-// FP8 bytes, two 32-blocks) -- each writing one 16-byte unit of the item's 128 output bytes, so a
-// warp stores 512 contiguous bytes per instruction (one thread per item writing all 8 units left
-// half of every 32-byte sector to a second store, and the kernel L2-bound: ncu, 2026-11-22). Unit
-// u = 2j + h holds the `lo` (h = 0) or `hi` (h = 1) halves of word j of the stage's four 16-byte
-// chunks (store_kstep's order, the K order of the A fragments); thread u loads word j of each chunk
-// and the stage's scales. The conversion is the in-kernel path's (cvt_fast, or cvt_exact when any
-// word of the item holds an FP8 NaN/Inf or a scale is beyond the fast multiply: the eight threads
-// agree by shuffles). Stages past K are zeros, as are bytes past K inside the last stage (K is a
-// multiple of 16).
-constexpr int kBPrepLanes = kGemmSm90BPrepLanes;
+// The B pre-kernels of kBPre plans write each 64-wide K stage of a B row (64 FP8 bytes, two
+// 32-blocks) as 128 bf16 bytes in the slot order of the in-kernel path: 16-byte unit 2j holds the
+// `lo` halves of word j of the stage's four 16-byte chunks, unit 2j + 1 their `hi` halves (the K
+// order of the A fragments), with the conversion the in-kernel path uses (cvt_fast, or cvt_exact for
+// stages with an FP8 NaN/Inf or scales the fast multiply cannot reach). Stages past K are zeros, as
+// are bytes past K inside the last stage (K is a multiple of 16).
+// Writes one converted 64-wide stage (lo / hi halves indexed [4j + c]) in the slot order, unswizzled.
+__device__ __forceinline__ void store_bprep_stage(uint16_t* out, const uint32_t (&lo)[16], const uint32_t (&hi)[16]) {
+#pragma unroll
+  for (int j = 0; j < 4; ++j) store_kstep(reinterpret_cast<uint8_t*>(out), 0u, j, &lo[4 * j], &hi[4 * j]);
+}
 
-// This thread's item of a pre-kernel launch (the dequantized B's row and the first column of its
-// 64-wide stage; row 0, column 0 past the last item, where `valid` is false) and its unit.
-__device__ __forceinline__ bool bprep_item(const GemmSm90BPrepParams& p, int64_t& row, int& col, int& unit) {
-  const int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int64_t i = t / kBPrepLanes;
-  unit = static_cast<int>(t % kBPrepLanes);
-  const bool valid = i < p.items;
+// This thread's item of a K-grouped pre-kernel launch (one thread per item): the dequantized B's row
+// and the first column of its 64-wide stage; false past the last item.
+__device__ __forceinline__ bool bprep_item(const GemmSm90BPrepParams& p, int64_t& row, int& col) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= p.items) return false;
   const int64_t spr = p.kp / kBK;
-  row = valid ? i / spr : 0;
-  col = valid ? static_cast<int>(i - row * spr) * kBK : 0;
-  return valid;
-}
-// The slow-path flags of the item's eight threads, ORed (every thread of the warp calls it).
-__device__ __forceinline__ uint32_t bprep_any(uint32_t f) {
-  f |= __shfl_xor_sync(0xFFFFFFFFu, f, 2);
-  f |= __shfl_xor_sync(0xFFFFFFFFu, f, 4);
-  return f;  // (threads 2j and 2j + 1 hold the same words)
+  row = i / spr;
+  col = static_cast<int>(i - row * spr) * kBK;
+  return true;
 }
 
+// M-grouped / dense B: eight threads per item, each writing one 16-byte unit u = 2j + h (word j's
+// `lo` (h = 0) or `hi` (h = 1) halves), so a warp stores 512 contiguous bytes per instruction. (One
+// thread per item storing all eight units at a 128-byte stride wrote half a sector per request and
+// kept the kernel L2-bound: ncu, 2026-11-22, fprop E8 270 us at 1.59 GHz.) The eight threads load
+// word j of each chunk and agree by shuffles on the exact path, so the bytes are those of a
+// one-thread-per-item conversion.
 template <Fp8Kind BK>
 __device__ __forceinline__ void bprep_body(const GemmSm90BPrepParams& p) {
-  int64_t row;
-  int col, u;
-  const bool valid = bprep_item(p, row, col, u);
-  const int j = u >> 1, h = u & 1;
-  const int seg = col / kBK;
-  const int64_t g = row / p.n, nr = row - g * p.n;
-  const int64_t k0 = col;
-  const uint8_t* src = p.b + row * p.k + k0 + 4 * j;
+  constexpr int kL = kGemmSm90BPrepLanes;
+  const uint64_t t = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const uint64_t i = t / kL;
+  const int u = static_cast<int>(t % kL), j = u >> 1, h = u & 1;
+  const bool valid = i < static_cast<uint64_t>(p.items);  // every thread reaches the shuffles
+  const uint32_t spr = static_cast<uint32_t>(p.kp / kBK);
+  uint64_t row;
+  uint32_t seg;
+  if (i < (uint64_t(1) << 32)) {  // 32-bit division (the grid's threads past 2^32 items are rare)
+    row = static_cast<uint32_t>(i) / spr;
+    seg = static_cast<uint32_t>(i) - static_cast<uint32_t>(row) * spr;
+  } else {
+    row = i / spr;
+    seg = static_cast<uint32_t>(i - row * spr);
+  }
+  if (!valid) row = 0, seg = 0;
+  // (B's rows and N are below 2^31: sm90_tma_supports)
+  const int64_t g = static_cast<uint32_t>(row) / static_cast<uint32_t>(p.n), nr = static_cast<int64_t>(row) - g * p.n;
+  const int64_t k0 = static_cast<int64_t>(seg) * kBK;
+  const uint8_t* src = p.b + static_cast<int64_t>(row) * p.k + k0 + 4 * j;
   uint32_t w[4];
 #pragma unroll
   for (int c = 0; c < 4; ++c)
@@ -660,36 +510,50 @@ __device__ __forceinline__ void bprep_body(const GemmSm90BPrepParams& p) {
   uint32_t spec = 0;
 #pragma unroll
   for (int c = 0; c < 4; ++c) spec |= special_bits<BK>(w[c]);
-  const uint32_t slow = bprep_any(code_slow<BK>(e[0]) || code_slow<BK>(e[1]) || (spec & 0x80808080u) != 0 ? 1u : 0u);
+  uint32_t slow = code_slow<BK>(e[0]) || code_slow<BK>(e[1]) || (spec & 0x80808080u) != 0 ? 1u : 0u;
+  slow |= __shfl_xor_sync(0xFFFFFFFFu, slow, 2);  // threads 2j and 2j + 1 hold the same words
+  slow |= __shfl_xor_sync(0xFFFFFFFFu, slow, 4);
   if (!valid) return;
   uint32_t o[4];
+  if (slow) {
 #pragma unroll
-  for (int c = 0; c < 4; ++c) {
-    uint32_t lo, hi;
-    if (slow) cvt_exact<BK>(w[c], code_exact(e[c / 2]), lo, hi);
-    else cvt_fast<BK>(w[c], code_mult<BK>(e[c / 2]) * 0x00010001u, lo, hi);
-    o[c] = h ? hi : lo;
+    for (int c = 0; c < 4; ++c) {
+      uint32_t lo, hi;
+      cvt_exact<BK>(w[c], code_exact(e[c / 2]), lo, hi);
+      o[c] = h ? hi : lo;
+    }
+  } else {
+    using FB = Fp8Bits<BK>;
+    const uint32_t sel = h ? 0xB391u : 0xA280u;  // cvt_fast's `hi` or `lo` half only
+#pragma unroll
+    for (int c = 0; c < 4; ++c)
+      o[c] = mul_bf16x2((prmt(w[c], sel) << FB::kShift) & FB::kMask, code_mult<BK>(e[c / 2]) * 0x00010001u);
   }
-  *reinterpret_cast<uint4*>(reinterpret_cast<uint8_t*>(p.out + row * p.kp + k0) + 16 * u) = make_uint4(o[0], o[1], o[2], o[3]);
+  *reinterpret_cast<uint4*>(reinterpret_cast<uint8_t*>(p.out + static_cast<int64_t>(row) * p.kp + k0) + 16 * u) =
+      make_uint4(o[0], o[1], o[2], o[3]);
 }
 
-// K-grouped B (wgrad): the eight threads of an item convert columns [c0, c0 + 64) of row `row` of
-// the dequantized B, i.e. the tokens tb + [0, 64) of the group g whose columns hold them (tb = (t0 &
-// ~15) + c0 - cols[g]); bytes outside the group's [t0, t1) are 0, and so are the columns past the
-// last group's. A 16-byte chunk may straddle a 32-block boundary of the group (blocks restart at
-// t0): its bytes take the two blocks' scales by `sel`, as the in-kernel path does for shifted
-// ranges; the exact path is decided per chunk.
+// K-grouped B (wgrad): thread i converts columns [64s, 64s + 64) of row `row` of the dequantized B,
+// i.e. the tokens tb + [0, 64) of the group g whose columns hold them (tb = (t0 & ~15) + 64s -
+// cols[g]); bytes outside the group's [t0, t1) are 0. A 16-byte chunk may straddle a 32-block
+// boundary of the group (blocks restart at t0): its bytes take the two blocks' scales by `sel`, as
+// the in-kernel path does for shifted ranges.
 template <Fp8Kind BK>
 __device__ __forceinline__ void bprep_kgrouped_body(const GemmSm90BPrepParams& p) {
   int64_t row;
-  int c0, u;
-  const bool valid = bprep_item(p, row, c0, u);
-  const int j = u >> 1, h = u & 1;
+  int c0;
+  if (!bprep_item(p, row, c0)) return;
   const int G = p.groups;
   const int32_t* ends = p.table;
   const int32_t* colb = ends + (G + 1);
   const int32_t* cols = colb + (G + 1);
-  const bool live = valid && c0 < __ldg(cols + G);  // else zeros: no byte loaded, every scale kNoScale
+  uint32_t lo[16], hi[16];
+  if (c0 >= __ldg(cols + G)) {
+#pragma unroll
+    for (int j = 0; j < 16; ++j) lo[j] = hi[j] = 0u;
+    store_bprep_stage(p.out + row * p.kp + c0, lo, hi);
+    return;
+  }
   int g = 0, top = G - 1;  // last g with cols[g] <= c0 (groups of width 0 share their successor's)
   while (g < top) {
     const int mid = (g + top + 1) >> 1;
@@ -701,38 +565,38 @@ __device__ __forceinline__ void bprep_kgrouped_body(const GemmSm90BPrepParams& p
   const int cb = __ldg(colb + g);
   const uint8_t* src = p.b + row * p.k;
   auto code = [&](int kb) -> uint32_t {
-    if (!live || kb < 0 || kb >= kcg) return kNoScale;
+    if (kb < 0 || kb >= kcg) return kNoScale;
     const int64_t col = cb + kb;
     return __ldg(p.b_scales + (p.swizzled ? layout::swizzled_offset(row, col, p.scale_ld) : row * p.scale_ld + col));
   };
-  uint32_t w[4], elo[4], ehi[4], sel[4], slow = 0;
 #pragma unroll
   for (int c = 0; c < 4; ++c) {
     const int tc = tb + 16 * c;
-    const uint32_t v = live && tc < t1 && tc + 16 > t0 ? __ldg(reinterpret_cast<const uint32_t*>(src + tc + 4 * j)) : 0u;
-    w[c] = mask_range(v, tc + 4 * j, t0, t1);
+    uint32_t w[4];
+    if (tc < t1 && tc + 16 > t0) {
+      const uint4 v = __ldg(reinterpret_cast<const uint4*>(src + tc));
+      w[0] = mask_range(v.x, tc, t0, t1), w[1] = mask_range(v.y, tc + 4, t0, t1);
+      w[2] = mask_range(v.z, tc + 8, t0, t1), w[3] = mask_range(v.w, tc + 12, t0, t1);
+    } else {
+      w[0] = w[1] = w[2] = w[3] = 0u;
+    }
     const int rel = tc - t0;
     const int kb_lo = rel >= 0 ? rel >> 5 : -1;  // bytes before t0 are 0: any scale (none) does
     const int bnd = 32 * (kb_lo + 1) - rel;       // bytes >= bnd belong to block kb_lo + 1
-    elo[c] = code(kb_lo);
-    ehi[c] = bnd < 16 ? code(kb_lo + 1) : kNoScale;
-    uint32_t sl = 0;
+    const uint32_t e_lo = code(kb_lo), e_hi = bnd < 16 ? code(kb_lo + 1) : kNoScale;
+    const uint32_t spec = special_bits<BK>(w[0]) | special_bits<BK>(w[1]) | special_bits<BK>(w[2]) |
+                          special_bits<BK>(w[3]);
+    const bool slow = code_slow<BK>(e_lo) || code_slow<BK>(e_hi) || (spec & 0x80808080u) != 0;
 #pragma unroll
-    for (int b = 0; b < 4; ++b) sl |= (4 * j + b >= bnd ? 1u : 0u) << b;
-    sel[c] = sl;
-    if (code_slow<BK>(elo[c]) || code_slow<BK>(ehi[c]) || (special_bits<BK>(w[c]) & 0x80808080u) != 0) slow |= 1u << c;
-  }
-  slow = bprep_any(slow);
-  if (!valid) return;
-  uint32_t o[4];
+    for (int j = 0; j < 4; ++j) {
+      uint32_t sel = 0;
 #pragma unroll
-  for (int c = 0; c < 4; ++c) {
-    uint32_t lo, hi;
-    if ((slow >> c) & 1u) cvt_exact_sel<BK>(w[c], code_exact(elo[c]), code_exact(ehi[c]), sel[c], lo, hi);
-    else cvt_fast_sel<BK>(w[c], code_mult<BK>(elo[c]), code_mult<BK>(ehi[c]), sel[c], lo, hi);
-    o[c] = h ? hi : lo;
+      for (int b = 0; b < 4; ++b) sel |= (4 * j + b >= bnd ? 1u : 0u) << b;
+      if (slow) cvt_exact_sel<BK>(w[j], code_exact(e_lo), code_exact(e_hi), sel, lo[4 * j + c], hi[4 * j + c]);
+      else cvt_fast_sel<BK>(w[j], code_mult<BK>(e_lo), code_mult<BK>(e_hi), sel, lo[4 * j + c], hi[4 * j + c]);
+    }
   }
-  *reinterpret_cast<uint4*>(reinterpret_cast<uint8_t*>(p.out + row * p.kp + c0) + 16 * u) = make_uint4(o[0], o[1], o[2], o[3]);
+  store_bprep_stage(p.out + row * p.kp + c0, lo, hi);
 }
 
 // The K-grouped workspace header (one block): the group table exactly as the GEMM kernel builds it

@@ -31,13 +31,7 @@ struct GemmSm90Params {
                               // column in the workspace (GemmSm90BPrepParams::cols); else null
   int32_t m_inner;            // K-grouped: tiles of a group walk m fastest (A's group slice stays in
                               // L2 while B streams once); else n fastest
-  // TMA kernel, B dequantized inside the main kernel (`_bpre` entry points with bprep_sync set, see
-  // gemm_sm90_bprep_units): the workspace's bf16 rows, their length (GemmSm90BPrepParams::kp), and
-  // the per-unit counters claim[U], done[U] (zeroed before each launch). Null: a separate pre-kernel
-  // filled the workspace before the launch.
-  uint32_t* bprep_sync;
-  uint16_t* bprep_ws;
-  int64_t bprep_kp;
+  int32_t bp_stages;          // TMA kernel with B dequantized ahead: ring depth (4 or 5)
 };
 
 // Kernel geometry, shared with the launcher: a 128x128 output tile per CTA iteration, 128-wide K
@@ -100,11 +94,12 @@ constexpr int64_t gemm_sm90_tma_smem_bytes(int64_t groups_in_table) {
 // The TMA kernel with B dequantized ahead ("bprep"): a pre-kernel converts B once per Execute into
 // a bf16 workspace [groups * N, Kp] (Kp = round_up(K, 64), zeros past K, each 64-wide K stage in the
 // K order the kernel's A fragments use), and the main kernel TMA-loads it straight into
-// 128-byte-swizzled slots, so its math warpgroups convert only A. Ring of 4 stages, each B's 256 x 64
-// bf16 slot plus A's 128 x 64 FP8 box.
-constexpr int kGemmSm90TmaBpStages = 4;
-constexpr int64_t gemm_sm90_tma_bp_smem_bytes(int64_t groups_in_table) {
-  return 1024 + kGemmSm90TmaBpStages * (gemm_sm90_tma_slot_bytes() + int64_t(kGemmSm90TileM) * kGemmSm90TmaTileK + 16) +
+// 128-byte-swizzled slots, so its math warpgroups convert only A. Ring of 5 stages where shared
+// memory allows (4 otherwise), each B's 256 x 64 bf16 slot plus A's 128 x 64 FP8 box.
+constexpr int kGemmSm90TmaBpStages = 4;     // the least
+constexpr int kGemmSm90TmaBpStagesMax = 5;  // 6 would not fit (40 KiB a stage)
+constexpr int64_t gemm_sm90_tma_bp_smem_bytes(int64_t groups_in_table, int stages = kGemmSm90TmaBpStages) {
+  return 1024 + stages * (gemm_sm90_tma_slot_bytes() + int64_t(kGemmSm90TileM) * kGemmSm90TmaTileK + 16) +
          2 * 4 * (groups_in_table + 1);
 }
 // Workspace row length (bf16 elements) of the dequantized B. M-grouped / dense: K rounded up to the
@@ -122,19 +117,8 @@ constexpr int64_t gemm_sm90_bprep_row_kgrouped(int64_t tokens, int64_t groups) {
 // bases[G+1], cols[G+1], then the bf16 rows 256-byte aligned.
 constexpr int64_t gemm_sm90_bprep_header_bytes(int64_t groups) { return (12 * (groups + 1) + 255) / 256 * 256; }
 
-// B dequantized inside the main kernel (M-grouped / dense): the workspace is cut into units of 16 K
-// stages (1024 columns) x all N rows of one group, G * ceil(kp / 1024) units, group-major, each unit
-// into chunks of 64 (row, stage) items that warps claim with an atomic counter and convert; a unit is
-// ready when its done counter reaches its chunk count.
-constexpr int kGemmSm90BPrepUnitStages = 16;
-constexpr int kGemmSm90BPrepChunkItems = 64;
-constexpr int64_t gemm_sm90_bprep_units(int64_t kp, int64_t groups) {
-  return groups * ((kp / kGemmSm90TmaTileK + kGemmSm90BPrepUnitStages - 1) / kGemmSm90BPrepUnitStages);
-}
-// The counters (claim[U], done[U], uint32), placed after the bf16 rows (M-grouped / dense plans).
-constexpr int64_t gemm_sm90_bprep_sync_bytes(int64_t units) { return (8 * units + 255) / 256 * 256; }
-
-// Parameters of the B pre-kernel: kGemmSm90BPrepLanes threads per (row, 64-wide K stage) of the dequantized B.
+// Parameters of the B pre-kernel: kGemmSm90BPrepLanes threads (K-grouped: one) per (row, 64-wide K
+// stage) of the dequantized B.
 struct GemmSm90BPrepParams {
   const uint8_t* b;         // FP8 [groups, N, K] ([N, K] when K-grouped)
   const uint8_t* b_scales;  // UE8M0 [groups] x (N, ceil(K/32)) in the plan's layout (K-grouped: one tensor)
@@ -148,7 +132,7 @@ struct GemmSm90BPrepParams {
   int32_t groups;           // K-grouped: G
 };
 constexpr int kGemmSm90BPrepThreads = 256;
-constexpr int kGemmSm90BPrepLanes = 8;  // threads per item (one 16-byte output unit each)
+constexpr int kGemmSm90BPrepLanes = 8;  // M-grouped / dense pre-kernel: threads per item
 constexpr int kGemmSm90BPrepTableThreads = 256;
 
 // Kernel parameters of the TMA kernel: the TMA descriptors (CUtensorMap, 128 bytes each, encoded

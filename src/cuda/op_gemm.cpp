@@ -86,29 +86,24 @@ bool use_bprep(const GemmDesc& d) {
 int64_t bprep_row(const GemmDesc& d) {
   return grouped_k(d) ? gemm_sm90_bprep_row_kgrouped(d.k, d.num_groups) : gemm_sm90_bprep_row(d.k);
 }
-// Units (and their counters) of B dequantized inside the main kernel (gemm_params.cuh).
-int64_t bprep_units(const GemmDesc& d) { return grouped_k(d) ? 0 : gemm_sm90_bprep_units(bprep_row(d), kernel_groups(d)); }
-// Workspace of the dequantized B: (K-grouped: the group-table header, then) [rows, bprep_row] bf16,
-// then (M-grouped / dense) the unit counters.
-size_t bprep_rows_bytes(const GemmDesc& d) {
+// Workspace of the dequantized B: (K-grouped: the group-table header, then) [rows, bprep_row] bf16.
+size_t bprep_bytes(const GemmDesc& d) {
   const int64_t rows = grouped_k(d) ? d.n : kernel_groups(d) * d.n;
   const int64_t header = grouped_k(d) ? gemm_sm90_bprep_header_bytes(d.num_groups) : 0;
   return static_cast<size_t>(header + rows * bprep_row(d) * 2);
 }
-size_t bprep_bytes(const GemmDesc& d) {
-  return bprep_rows_bytes(d) + (grouped_k(d) ? 0 : static_cast<size_t>(gemm_sm90_bprep_sync_bytes(bprep_units(d))));
-}
-// Whether the main kernel converts B itself, overlapped with its tiles (gemm_mxfp8_tma.cu,
-// bunits_help), rather than after the separate pre-kernel: M-grouped plans of >= 8 groups, where
-// only the first group's B is on the critical path (measured: fprop E8 / E32 gain; dense, whose
-// first tiles need all of B at once, and K-grouped plans lose -- docs/PERFORMANCE.md).
-// MXQ_GEMM_SM90_BPREP_OVERLAP=0 / 1 overrides the rule for M-grouped and dense plans. The unit
-// item index is int32: N * 16 stays below 2^31.
-constexpr int64_t kBPrepOverlapMinGroups = 8;
-bool use_bprep_overlap(const GemmDesc& d) {
-  if (grouped_k(d) || d.n * kGemmSm90BPrepUnitStages >= (int64_t(1) << 31)) return false;
-  if (const char* env = std::getenv("MXQ_GEMM_SM90_BPREP_OVERLAP"); env && *env) return std::string(env) != "0";
-  return grouped_m(d) && d.num_groups >= kBPrepOverlapMinGroups;
+
+// Ring depth of the kernel with B dequantized ahead: 5 stages when shared memory allows (+ the
+// static scan buffer), else 4; K-grouped plans 4 (the kernel's K-grouped instance has it fixed).
+// MXQ_GEMM_SM90_BPREP_STAGES=4 keeps 4 (measurements).
+int bp_stages(const GemmDesc& d, const DeviceInfo& dev) {
+  const int64_t groups_in_table = grouped(d) ? d.num_groups : 0;
+  if (grouped_k(d)) return kGemmSm90TmaBpStages;
+  if (const char* env = std::getenv("MXQ_GEMM_SM90_BPREP_STAGES"); env && std::string(env) == "4")
+    return kGemmSm90TmaBpStages;
+  return gemm_sm90_tma_bp_smem_bytes(groups_in_table, kGemmSm90TmaBpStagesMax) + 64 <= dev.smem_optin
+             ? kGemmSm90TmaBpStagesMax
+             : kGemmSm90TmaBpStages;
 }
 
 // The TMA BF16-path kernel: the BF16 path's plans whose coordinates fit TMA's int32 box origins.
@@ -140,7 +135,8 @@ class GemmSm90 final : public OpImpl {
   GemmSm90(const GemmDesc& d, Device& dev, Sm90Kernel kind) : d_(d), dev_(dev), kind_(kind) {
     const char* tag = kind == Sm90Kernel::Bf16Tma ? "tma_" : kind == Sm90Kernel::Bf16Path ? "bf16path_" : "";
     bprep_ = kind == Sm90Kernel::Bf16Tma && use_bprep(d);
-    overlap_ = bprep_ && use_bprep_overlap(d);
+    bp_stages_ = bprep_ ? bp_stages(d, dev.info()) : 0;
+    base_.bp_stages = bp_stages_;
     const std::string kname =
         fmt::format("mxq_gemm_sm90_{}{}_{}_{}{}{}", tag, fp8_tag(d.a_dtype), fp8_tag(d.b_dtype),
                     d.d_dtype == MXQ_DTYPE_FP32 ? "f32" : "bf16",
@@ -151,12 +147,8 @@ class GemmSm90 final : public OpImpl {
     if (bprep_) {
       const std::string pname =
           fmt::format("mxq_gemm_sm90_bprep_{}{}", fp8_tag(d.b_dtype), grouped_k(d) ? "_kgrouped" : "");
-      if (overlap_) {
-        kname_ += " (B converted in the kernel, overlapped)";
-      } else {
-        fn_prep_ = dev.kernel(pname.c_str());
-        kname_ += " + " + pname;
-      }
+      fn_prep_ = dev.kernel(pname.c_str());
+      kname_ += " + " + pname;
       if (grouped_k(d)) fn_table_ = dev.kernel("mxq_gemm_sm90_bprep_table");
     }
     const bool swz = d.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
@@ -290,25 +282,12 @@ class GemmSm90 final : public OpImpl {
           dev_.launch(fn_table_, tg, tb, static_cast<size_t>(8 * (d_.num_groups + 1)), stream, tparams,
                       "grouped GEMM B pre-kernel group table");
         }
-        if (overlap_) {
-          // The main kernel converts B itself; its unit counters start at zero on every launch.
-          uint8_t* sync = static_cast<uint8_t*>(workspace) + bprep_rows_bytes(d_);
-          const size_t sync_bytes = static_cast<size_t>(8 * bprep_units(d_));
-          ScopedContext guard(dev_.context());
-          check(driver().cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(sync), 0, sync_bytes,
-                                         reinterpret_cast<CUstream>(stream)),
-                "cuMemsetD8Async(grouped GEMM B unit counters)");
-          tp.g.bprep_sync = reinterpret_cast<uint32_t*>(sync);
-          tp.g.bprep_ws = pp.out;
-          tp.g.bprep_kp = prep_.kp;
-        } else {
-          Dim3 pg, pb;
-          pb.x = kGemmSm90BPrepThreads;
-          pg.x = static_cast<unsigned>(
-              layout::ceil_div(pp.items * kGemmSm90BPrepLanes, static_cast<int64_t>(kGemmSm90BPrepThreads)));
-          void* pparams[] = {&pp};
-          dev_.launch(fn_prep_, pg, pb, 0, stream, pparams, "grouped GEMM B pre-kernel");
-        }
+        Dim3 pg, pb;
+        pb.x = kGemmSm90BPrepThreads;
+        const int64_t lanes = grouped_k(d_) ? 1 : kGemmSm90BPrepLanes;  // threads per item
+        pg.x = static_cast<unsigned>(layout::ceil_div(pp.items * lanes, static_cast<int64_t>(kGemmSm90BPrepThreads)));
+        void* pparams[] = {&pp};
+        dev_.launch(fn_prep_, pg, pb, 0, stream, pparams, "grouped GEMM B pre-kernel");
         encode_bf16(pp.out, b_rows, prep_.kp, tp.tmap_b);
       } else {
         encode(p.b, b_rows, kGemmSm90TmaTileN, tp.tmap_b, "B");
@@ -325,7 +304,7 @@ class GemmSm90 final : public OpImpl {
   int64_t smem_bytes(int64_t groups) const {
     switch (kind_) {
       case Sm90Kernel::Bf16Tma:
-        return bprep_ ? gemm_sm90_tma_bp_smem_bytes(groups) : gemm_sm90_tma_smem_bytes(groups);
+        return bprep_ ? gemm_sm90_tma_bp_smem_bytes(groups, bp_stages_) : gemm_sm90_tma_smem_bytes(groups);
       case Sm90Kernel::Bf16Path:
         return gemm_sm90_bf16_smem_bytes(groups);
       default:
@@ -355,7 +334,7 @@ class GemmSm90 final : public OpImpl {
   CUfunction fn_prep_ = nullptr;
   CUfunction fn_table_ = nullptr;
   bool bprep_ = false;
-  bool overlap_ = false;  // bprep_: B converted by the main kernel itself (no pre-kernel launch)
+  int bp_stages_ = 0;  // bprep_: ring depth (bp_stages)
   GemmSm90BPrepParams prep_{};
   std::string kname_;
   GemmSm90Params base_{};

@@ -263,8 +263,7 @@ void run_one(const Case& c, mxqHandle_t gpu, mxqHandle_t cpu) {
     if (grouped) args.push_back({MXQ_ARG_GROUP_OFFSETS, 0, doff.ptr()});
     if (ws) {
       // A plan with a workspace (B dequantized into it) first runs once on other B bytes with the same
-      // workspace: what that run leaves there (converted B, the in-kernel conversion's unit counters)
-      // must not leak into the measured run.
+      // workspace: what that run leaves there must not leak into the measured run.
       std::vector<uint8_t> b_other(b);
       for (auto& v : b_other) v = static_cast<uint8_t>(v ^ 0x19u);
       DeviceBuffer db_other(b_other);
