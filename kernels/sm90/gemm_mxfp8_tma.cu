@@ -449,12 +449,6 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
 // order of the A fragments), with the conversion the in-kernel path uses (cvt_fast, or cvt_exact for
 // stages with an FP8 NaN/Inf or scales the fast multiply cannot reach). Stages past K are zeros, as
 // are bytes past K inside the last stage (K is a multiple of 16).
-// Writes one converted 64-wide stage (lo / hi halves indexed [4j + c]) in the slot order, unswizzled.
-__device__ __forceinline__ void store_bprep_stage(uint16_t* out, const uint32_t (&lo)[16], const uint32_t (&hi)[16]) {
-#pragma unroll
-  for (int j = 0; j < 4; ++j) store_kstep(reinterpret_cast<uint8_t*>(out), 0u, j, &lo[4 * j], &hi[4 * j]);
-}
-
 // This thread's item of a K-grouped pre-kernel launch (one thread per item): the dequantized B's row
 // and the first column of its 64-wide stage; false past the last item.
 __device__ __forceinline__ bool bprep_item(const GemmSm90BPrepParams& p, int64_t& row, int& col) {
@@ -537,21 +531,17 @@ __device__ __forceinline__ void bprep_body(const GemmSm90BPrepParams& p) {
 // i.e. the tokens tb + [0, 64) of the group g whose columns hold them (tb = (t0 & ~15) + 64s -
 // cols[g]); bytes outside the group's [t0, t1) are 0. A 16-byte chunk may straddle a 32-block
 // boundary of the group (blocks restart at t0): its bytes take the two blocks' scales by `sel`, as
-// the in-kernel path does for shifted ranges.
+// the in-kernel path does for shifted ranges. The stage's lo / hi halves, indexed [4j + c].
 template <Fp8Kind BK>
-__device__ __forceinline__ void bprep_kgrouped_body(const GemmSm90BPrepParams& p) {
-  int64_t row;
-  int c0;
-  if (!bprep_item(p, row, c0)) return;
+__device__ __forceinline__ void bprep_kgrouped_item(const GemmSm90BPrepParams& p, int64_t row, int c0,
+                                                    uint32_t (&lo)[16], uint32_t (&hi)[16]) {
   const int G = p.groups;
   const int32_t* ends = p.table;
   const int32_t* colb = ends + (G + 1);
   const int32_t* cols = colb + (G + 1);
-  uint32_t lo[16], hi[16];
   if (c0 >= __ldg(cols + G)) {
 #pragma unroll
     for (int j = 0; j < 16; ++j) lo[j] = hi[j] = 0u;
-    store_bprep_stage(p.out + row * p.kp + c0, lo, hi);
     return;
   }
   int g = 0, top = G - 1;  // last g with cols[g] <= c0 (groups of width 0 share their successor's)
@@ -596,7 +586,38 @@ __device__ __forceinline__ void bprep_kgrouped_body(const GemmSm90BPrepParams& p
       else cvt_fast_sel<BK>(w[j], code_mult<BK>(e_lo), code_mult<BK>(e_hi), sel, lo[4 * j + c], hi[4 * j + c]);
     }
   }
-  store_bprep_stage(p.out + row * p.kp + c0, lo, hi);
+}
+
+// One thread per item; the block's items are consecutive, and so are their 128-byte outputs (an
+// item's row and stage index the workspace exactly as its number does), so the block stages its 32
+// KiB in shared memory (16-byte units XOR-swizzled by item) and then writes them with consecutive
+// threads on consecutive 16-byte units: whole sectors per warp store, where each thread storing
+// its own 128 bytes wrote half a sector per request.
+template <Fp8Kind BK>
+__device__ __forceinline__ void bprep_kgrouped_body(const GemmSm90BPrepParams& p) {
+  constexpr int kT = kGemmSm90BPrepThreads;
+  __shared__ uint4 staged[kT * 8];
+  const int t = threadIdx.x;
+  int64_t row;
+  int c0;
+  if (bprep_item(p, row, c0)) {
+    uint32_t lo[16], hi[16];
+    bprep_kgrouped_item<BK>(p, row, c0, lo, hi);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      staged[t * 8 + ((2 * j) ^ (t & 7))] = make_uint4(lo[4 * j], lo[4 * j + 1], lo[4 * j + 2], lo[4 * j + 3]);
+      staged[t * 8 + ((2 * j + 1) ^ (t & 7))] = make_uint4(hi[4 * j], hi[4 * j + 1], hi[4 * j + 2], hi[4 * j + 3]);
+    }
+  }
+  __syncthreads();
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * kT;
+  const int n = static_cast<int>(p.items - first < kT ? p.items - first : kT);
+  uint4* dst = reinterpret_cast<uint4*>(p.out + first * kBK);
+#pragma unroll
+  for (int r = 0; r < 8; ++r) {
+    const int idx = r * kT + t, item = idx >> 3, unit = idx & 7;
+    if (item < n) dst[idx] = staged[item * 8 + (unit ^ (item & 7))];
+  }
 }
 
 // The K-grouped workspace header (one block): the group table exactly as the GEMM kernel builds it
