@@ -26,11 +26,7 @@
 // bprep_body / bprep_kgrouped_body, which write B once as bf16 into the workspace in the slot order
 // step 1 would produce; the producer then loads B's 256 x 64 bf16 box by TMA (128-byte swizzle)
 // straight into the ring stage's slot, the consumers convert only A, skip step 2, and release a
-// stage after the wait that shows its wgmmas done (the stage before the one just issued). That
-// ring is 5 stages deep when shared memory allows (4 otherwise, and in the K-grouped instance;
-// GemmSm90Params::bp_stages): a
-// stage is held from its conversion until the next stage's wgmmas are issued and waited on, so the
-// producer runs only ring - 2 stages ahead, and at 4 that was not always enough to cover an L2 miss.
+// stage after the wait that shows its wgmmas done (the stage before the one just issued).
 //
 // Layout of a thread's data. A: thread (warp w, lane l) of consumer c owns rows r0 = 64c + 16w +
 // l/4 and r0 + 8, and the 16 bytes [16q, 16q + 16) of each (q = l % 4); the K permutation of
@@ -112,22 +108,18 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
   const GemmSm90Params& p = tp.g;
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = ptx::smem_align1024(smem_raw);
-  // Ring depth: kStages, or (kBPre, M-grouped / dense) the launcher's choice, 4 or 5 stages as shared
-  // memory allows. (A runtime depth in the K-grouped instance made ptxas spill in its tile loop.)
-  const uint32_t ring =
-      kBPre && !kKGroupedKernel ? static_cast<uint32_t>(p.bp_stages) : static_cast<uint32_t>(kStages);
   // In-kernel B: [kSlots] bf16 slots, then the FP8 ring [stage] A box (8 KiB), B box (16 KiB).
-  // kBPre: [ring] bf16 slots (the ring's B), then [ring] A boxes.
-  uint8_t* smem_fp8 = smem + (kBPre ? ring : kSlots) * kSlotBytes;
-  uint64_t* full = reinterpret_cast<uint64_t*>(smem_fp8 + ring * (kBPre ? kAStageBytes : kStageBytes));
-  uint64_t* empty = full + ring;
-  int* table = reinterpret_cast<int*>(empty + ring);  // ends[G+1], prefix[G+1]
+  // kBPre: [kStages] bf16 slots (the ring's B), then [kStages] A boxes.
+  uint8_t* smem_fp8 = smem + (kBPre ? kStages : kSlots) * kSlotBytes;
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem_fp8 + kStages * (kBPre ? kAStageBytes : kStageBytes));
+  uint64_t* empty = full + kStages;
+  int* table = reinterpret_cast<int*>(empty + kStages);  // ends[G+1], prefix[G+1]
   __shared__ int warp_buf[kThreads / 32];
 
   const int tid = threadIdx.x;
   // full: the producer's arrive.expect_tx (TMA completes the bytes); empty: every consumer thread,
   // once the stage is converted (kBPre: once its wgmmas are done).
-  if (tid == 0) ptx::mbar_init_ring(full, empty, static_cast<int>(ring), 1, 256);
+  if (tid == 0) ptx::mbar_init_ring(full, empty, kStages, 1, 256);
   const TileSpace ts = build_tile_space<kThreads>(p, kBN, table, warp_buf);
   __syncthreads();  // barriers initialized, table visible
 
@@ -152,7 +144,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
       // stages line up with A's, which start at a0.
       const int32_t bcol0 = kBPre && ts.kgrouped ? __ldg(p.bprep_cols + ti.group) : 0;
       for (int kt = 0; kt < nk; ++kt, ++it) {
-        const uint32_t s = it % ring, round = it / ring;
+        const uint32_t s = it % kStages, round = it / kStages;
         ptx::mbar_wait(&empty[s], (round & 1) ^ 1);
         const int32_t kc0 = static_cast<int32_t>(a0 + int64_t(kt) * kBK);
         if constexpr (kBPre) {
@@ -286,7 +278,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
           eb[1] = code_of(wb, bvalid, 2 * kt);
           eb[2] = code_of(wb, bvalid, 2 * kt + 1);
         }
-        const uint32_t s = it % ring, round = it / ring;
+        const uint32_t s = it % kStages, round = it / kStages;
         // The stage's A box (and B's FP8 box after it, in-kernel B); the bf16 slot wgmma reads (kBPre:
         // the ring stage's, filled by TMA).
         const uint8_t* st = smem_fp8 + s * (kBPre ? kAStageBytes : kStageBytes);
@@ -415,7 +407,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
           ptx::wgmma_wait<1>();  // the previous stage's wgmmas (and its A registers, slot) are done
         }
         // kBPre: the previous stage is free now (its A box was read before its wgmmas, its slot by them).
-        if (kBPre && kt > 0) ptx::mbar_arrive(&empty[(it + ring - 1) % ring]);
+        if (kBPre && kt > 0) ptx::mbar_arrive(&empty[(it + kStages - 1) % kStages]);
         ++it;
       };
       for (int kt = 0; kt < nk; kt += 2) {
@@ -425,7 +417,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
         wa_n1[0] = wa_n2[0], wa_n1[1] = wa_n2[1], wb_n1 = wb_n2;
       }
       ptx::wgmma_wait<0>();
-      if (kBPre && nk > 0) ptx::mbar_arrive(&empty[(it + ring - 1) % ring]);
+      if (kBPre && nk > 0) ptx::mbar_arrive(&empty[(it + kStages - 1) % kStages]);
       ptx::fence_acc(acc[0]);
       ptx::fence_acc(acc[1]);
     };

@@ -31,7 +31,6 @@ struct GemmSm90Params {
                               // column in the workspace (GemmSm90BPrepParams::cols); else null
   int32_t m_inner;            // K-grouped: tiles of a group walk m fastest (A's group slice stays in
                               // L2 while B streams once); else n fastest
-  int32_t bp_stages;          // TMA kernel with B dequantized ahead: ring depth (4 or 5)
 };
 
 // Kernel geometry, shared with the launcher: a 128x128 output tile per CTA iteration, 128-wide K
@@ -94,12 +93,11 @@ constexpr int64_t gemm_sm90_tma_smem_bytes(int64_t groups_in_table) {
 // The TMA kernel with B dequantized ahead ("bprep"): a pre-kernel converts B once per Execute into
 // a bf16 workspace [groups * N, Kp] (Kp = round_up(K, 64), zeros past K, each 64-wide K stage in the
 // K order the kernel's A fragments use), and the main kernel TMA-loads it straight into
-// 128-byte-swizzled slots, so its math warpgroups convert only A. Ring of 5 stages where shared
-// memory allows (4 otherwise), each B's 256 x 64 bf16 slot plus A's 128 x 64 FP8 box.
-constexpr int kGemmSm90TmaBpStages = 4;     // the least
-constexpr int kGemmSm90TmaBpStagesMax = 5;  // 6 would not fit (40 KiB a stage)
-constexpr int64_t gemm_sm90_tma_bp_smem_bytes(int64_t groups_in_table, int stages = kGemmSm90TmaBpStages) {
-  return 1024 + stages * (gemm_sm90_tma_slot_bytes() + int64_t(kGemmSm90TileM) * kGemmSm90TmaTileK + 16) +
+// 128-byte-swizzled slots, so its math warpgroups convert only A. Ring of 4 stages, each B's 256 x 64
+// bf16 slot plus A's 128 x 64 FP8 box.
+constexpr int kGemmSm90TmaBpStages = 4;
+constexpr int64_t gemm_sm90_tma_bp_smem_bytes(int64_t groups_in_table) {
+  return 1024 + kGemmSm90TmaBpStages * (gemm_sm90_tma_slot_bytes() + int64_t(kGemmSm90TileM) * kGemmSm90TmaTileK + 16) +
          2 * 4 * (groups_in_table + 1);
 }
 // Workspace row length (bf16 elements) of the dequantized B. M-grouped / dense: K rounded up to the

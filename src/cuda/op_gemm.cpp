@@ -93,19 +93,6 @@ size_t bprep_bytes(const GemmDesc& d) {
   return static_cast<size_t>(header + rows * bprep_row(d) * 2);
 }
 
-// Ring depth of the kernel with B dequantized ahead: 5 stages when shared memory allows (+ the
-// static scan buffer), else 4; K-grouped plans 4 (the kernel's K-grouped instance has it fixed).
-// MXQ_GEMM_SM90_BPREP_STAGES=4 keeps 4 (measurements).
-int bp_stages(const GemmDesc& d, const DeviceInfo& dev) {
-  const int64_t groups_in_table = grouped(d) ? d.num_groups : 0;
-  if (grouped_k(d)) return kGemmSm90TmaBpStages;
-  if (const char* env = std::getenv("MXQ_GEMM_SM90_BPREP_STAGES"); env && std::string(env) == "4")
-    return kGemmSm90TmaBpStages;
-  return gemm_sm90_tma_bp_smem_bytes(groups_in_table, kGemmSm90TmaBpStagesMax) + 64 <= dev.smem_optin
-             ? kGemmSm90TmaBpStagesMax
-             : kGemmSm90TmaBpStages;
-}
-
 // The TMA BF16-path kernel: the BF16 path's plans whose coordinates fit TMA's int32 box origins.
 std::string sm90_tma_supports(const GemmDesc& d, const DeviceInfo& dev) {
   if (d.b_block_2d) return "B_BLOCK_2D hint set: the FP8-wgmma promotion kernel takes 32x32-block weights";
@@ -135,8 +122,6 @@ class GemmSm90 final : public OpImpl {
   GemmSm90(const GemmDesc& d, Device& dev, Sm90Kernel kind) : d_(d), dev_(dev), kind_(kind) {
     const char* tag = kind == Sm90Kernel::Bf16Tma ? "tma_" : kind == Sm90Kernel::Bf16Path ? "bf16path_" : "";
     bprep_ = kind == Sm90Kernel::Bf16Tma && use_bprep(d);
-    bp_stages_ = bprep_ ? bp_stages(d, dev.info()) : 0;
-    base_.bp_stages = bp_stages_;
     const std::string kname =
         fmt::format("mxq_gemm_sm90_{}{}_{}_{}{}{}", tag, fp8_tag(d.a_dtype), fp8_tag(d.b_dtype),
                     d.d_dtype == MXQ_DTYPE_FP32 ? "f32" : "bf16",
@@ -304,7 +289,7 @@ class GemmSm90 final : public OpImpl {
   int64_t smem_bytes(int64_t groups) const {
     switch (kind_) {
       case Sm90Kernel::Bf16Tma:
-        return bprep_ ? gemm_sm90_tma_bp_smem_bytes(groups, bp_stages_) : gemm_sm90_tma_smem_bytes(groups);
+        return bprep_ ? gemm_sm90_tma_bp_smem_bytes(groups) : gemm_sm90_tma_smem_bytes(groups);
       case Sm90Kernel::Bf16Path:
         return gemm_sm90_bf16_smem_bytes(groups);
       default:
@@ -334,7 +319,6 @@ class GemmSm90 final : public OpImpl {
   CUfunction fn_prep_ = nullptr;
   CUfunction fn_table_ = nullptr;
   bool bprep_ = false;
-  int bp_stages_ = 0;  // bprep_: ring depth (bp_stages)
   GemmSm90BPrepParams prep_{};
   std::string kname_;
   GemmSm90Params base_{};
