@@ -468,7 +468,7 @@ __device__ __forceinline__ void bprep_body(const GemmSm90BPrepParams& p) {
   const uint32_t spr = static_cast<uint32_t>(p.kp / kBK);
   uint64_t row;
   uint32_t seg;
-  if (i < (uint64_t(1) << 32)) {  // 32-bit division (the grid's threads past 2^32 items are rare)
+  if (i < (uint64_t(1) << 32)) {  // 32-bit division (2^32 items would be a 256 GiB B)
     row = static_cast<uint32_t>(i) / spr;
     seg = static_cast<uint32_t>(i) - static_cast<uint32_t>(row) * spr;
   } else {
