@@ -97,8 +97,8 @@ __device__ __forceinline__ void cvt_exact(uint32_t w, float s, uint32_t& lo, uin
 
 // K step j (16 bf16 columns) of a converted 64-wide stage row: 16-byte unit 2j holds the `lo` halves
 // of word j of the stage's four 16-byte FP8 chunks, unit 2j + 1 their `hi` halves -- the K order of
-// the A fragments. Units are XORed with `swz` (row & 7 under the 128-byte swizzle of a bf16 slot; 0
-// in the unswizzled workspace of the B pre-kernel).
+// the A fragments (the B pre-kernels of gemm_mxfp8_tma.cu write the same unit order). Units are
+// XORed with `swz` (row & 7 under the 128-byte swizzle of a bf16 slot).
 __device__ __forceinline__ void store_kstep(uint8_t* row, uint32_t swz, int j, const uint32_t* lo, const uint32_t* hi) {
   *reinterpret_cast<uint4*>(row + (((2 * j) ^ swz) << 4)) = make_uint4(lo[0], lo[1], lo[2], lo[3]);
   *reinterpret_cast<uint4*>(row + (((2 * j + 1) ^ swz) << 4)) = make_uint4(hi[0], hi[1], hi[2], hi[3]);

@@ -435,20 +435,14 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
 #endif
 }
 
-// The B pre-kernel of kBPre plans: thread i converts one 64-wide K stage of one B row (64 FP8
-// bytes, two 32-blocks) with the conversion the in-kernel path uses (cvt_fast, or cvt_exact for
-// words with an FP8 NaN/Inf or scales the fast multiply cannot reach) and writes the 64 bf16 values
-// in the slot order of the in-kernel path: 16-byte unit 2j holds the `lo` halves of word j of the
-// four chunks, unit 2j + 1 their `hi` halves (the K order of the A fragments). Stages past K are
-// zeros, as are bytes past K inside the last stage (K is a multiple of 16).
-// Writes one converted 64-wide stage (lo / hi halves indexed [4j + c]) in the slot order, unswizzled.
-__device__ __forceinline__ void store_bprep_stage(uint16_t* out, const uint32_t (&lo)[16], const uint32_t (&hi)[16]) {
-#pragma unroll
-  for (int j = 0; j < 4; ++j) store_kstep(reinterpret_cast<uint8_t*>(out), 0u, j, &lo[4 * j], &hi[4 * j]);
-}
-
-// This thread's item of a pre-kernel launch: the dequantized B's row and the first column of its
-// 64-wide stage; false past the last item.
+// The B pre-kernels of kBPre plans write each 64-wide K stage of a B row (64 FP8 bytes, two
+// 32-blocks) as 128 bf16 bytes in the slot order of the in-kernel path: 16-byte unit 2j holds the
+// `lo` halves of word j of the stage's four 16-byte chunks, unit 2j + 1 their `hi` halves (the K
+// order of the A fragments), with the conversion the in-kernel path uses (cvt_fast, or cvt_exact for
+// stages with an FP8 NaN/Inf or scales the fast multiply cannot reach). Stages past K are zeros, as
+// are bytes past K inside the last stage (K is a multiple of 16).
+// This thread's item of a K-grouped pre-kernel launch (one thread per item): the dequantized B's row
+// and the first column of its 64-wide stage; false past the last item.
 __device__ __forceinline__ bool bprep_item(const GemmSm90BPrepParams& p, int64_t& row, int& col) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= p.items) return false;
@@ -458,64 +452,88 @@ __device__ __forceinline__ bool bprep_item(const GemmSm90BPrepParams& p, int64_t
   return true;
 }
 
+// M-grouped / dense B: eight threads per item, each writing one 16-byte unit u = 2j + h (word j's
+// `lo` (h = 0) or `hi` (h = 1) halves), so a warp stores 512 contiguous bytes per instruction. (One
+// thread per item storing all eight units at a 128-byte stride wrote half a sector per request and
+// kept the kernel L2-bound: ncu, 2026-11-22, fprop E8 270 us at 1.59 GHz.) The eight threads load
+// word j of each chunk and agree by shuffles on the exact path, so the bytes are those of a
+// one-thread-per-item conversion.
 template <Fp8Kind BK>
 __device__ __forceinline__ void bprep_body(const GemmSm90BPrepParams& p) {
-  int64_t row;
-  int col;
-  if (!bprep_item(p, row, col)) return;
-  const int seg = col / kBK;
-  const int64_t g = row / p.n, nr = row - g * p.n;
-  const int64_t k0 = col;
-  const uint8_t* src = p.b + row * p.k + k0;
-  uint32_t w[16];
-#pragma unroll
-  for (int c = 0; c < 4; ++c) {
-    const uint4 v = k0 + 16 * c < p.k ? __ldg(reinterpret_cast<const uint4*>(src + 16 * c)) : make_uint4(0u, 0u, 0u, 0u);
-    w[4 * c + 0] = v.x, w[4 * c + 1] = v.y, w[4 * c + 2] = v.z, w[4 * c + 3] = v.w;
+  constexpr int kL = kGemmSm90BPrepLanes;
+  const uint64_t t = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const uint64_t i = t / kL;
+  const int u = static_cast<int>(t % kL), j = u >> 1, h = u & 1;
+  const bool valid = i < static_cast<uint64_t>(p.items);  // every thread reaches the shuffles
+  const uint32_t spr = static_cast<uint32_t>(p.kp / kBK);
+  uint64_t row;
+  uint32_t seg;
+  if (i < (uint64_t(1) << 32)) {  // 32-bit division (2^32 items would be a 256 GiB B)
+    row = static_cast<uint32_t>(i) / spr;
+    seg = static_cast<uint32_t>(i) - static_cast<uint32_t>(row) * spr;
+  } else {
+    row = i / spr;
+    seg = static_cast<uint32_t>(i - row * spr);
   }
+  if (!valid) row = 0, seg = 0;
+  // (B's rows and N are below 2^31: sm90_tma_supports)
+  const int64_t g = static_cast<uint32_t>(row) / static_cast<uint32_t>(p.n), nr = static_cast<int64_t>(row) - g * p.n;
+  const int64_t k0 = static_cast<int64_t>(seg) * kBK;
+  const uint8_t* src = p.b + static_cast<int64_t>(row) * p.k + k0 + 4 * j;
+  uint32_t w[4];
+#pragma unroll
+  for (int c = 0; c < 4; ++c)
+    w[c] = valid && k0 + 16 * c < p.k ? __ldg(reinterpret_cast<const uint32_t*>(src + 16 * c)) : 0u;
   const int64_t kc = layout::scale_cols(p.k);
   const uint8_t* sb = p.b_scales + g * p.b_scale_stride;
   uint32_t e[2];
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const int64_t kb = 2 * int64_t(seg) + h;
-    e[h] = kb < kc ? __ldg(sb + (p.swizzled ? layout::swizzled_offset(nr, kb, p.scale_ld) : nr * p.scale_ld + kb))
-                   : kNoScale;
+  for (int hh = 0; hh < 2; ++hh) {
+    const int64_t kb = 2 * int64_t(seg) + hh;
+    e[hh] = valid && kb < kc ? __ldg(sb + (p.swizzled ? layout::swizzled_offset(nr, kb, p.scale_ld) : nr * p.scale_ld + kb))
+                             : kNoScale;
   }
   uint32_t spec = 0;
 #pragma unroll
-  for (int j = 0; j < 16; ++j) spec |= special_bits<BK>(w[j]);
-  const bool slow = code_slow<BK>(e[0]) || code_slow<BK>(e[1]) || (spec & 0x80808080u) != 0;
-  uint32_t lo[16], hi[16];  // [4j + c]
+  for (int c = 0; c < 4; ++c) spec |= special_bits<BK>(w[c]);
+  uint32_t slow = code_slow<BK>(e[0]) || code_slow<BK>(e[1]) || (spec & 0x80808080u) != 0 ? 1u : 0u;
+  slow |= __shfl_xor_sync(0xFFFFFFFFu, slow, 2);  // threads 2j and 2j + 1 hold the same words
+  slow |= __shfl_xor_sync(0xFFFFFFFFu, slow, 4);
+  if (!valid) return;
+  uint32_t o[4];
+  if (slow) {
 #pragma unroll
-  for (int c = 0; c < 4; ++c)
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      if (slow) cvt_exact<BK>(w[4 * c + j], code_exact(e[c / 2]), lo[4 * j + c], hi[4 * j + c]);
-      else cvt_fast<BK>(w[4 * c + j], code_mult<BK>(e[c / 2]) * 0x00010001u, lo[4 * j + c], hi[4 * j + c]);
+    for (int c = 0; c < 4; ++c) {
+      uint32_t lo, hi;
+      cvt_exact<BK>(w[c], code_exact(e[c / 2]), lo, hi);
+      o[c] = h ? hi : lo;
     }
-  store_bprep_stage(p.out + row * p.kp + k0, lo, hi);
+  } else {
+    using FB = Fp8Bits<BK>;
+    const uint32_t sel = h ? 0xB391u : 0xA280u;  // cvt_fast's `hi` or `lo` half only
+#pragma unroll
+    for (int c = 0; c < 4; ++c)
+      o[c] = mul_bf16x2((prmt(w[c], sel) << FB::kShift) & FB::kMask, code_mult<BK>(e[c / 2]) * 0x00010001u);
+  }
+  *reinterpret_cast<uint4*>(reinterpret_cast<uint8_t*>(p.out + static_cast<int64_t>(row) * p.kp + k0) + 16 * u) =
+      make_uint4(o[0], o[1], o[2], o[3]);
 }
 
 // K-grouped B (wgrad): thread i converts columns [64s, 64s + 64) of row `row` of the dequantized B,
 // i.e. the tokens tb + [0, 64) of the group g whose columns hold them (tb = (t0 & ~15) + 64s -
 // cols[g]); bytes outside the group's [t0, t1) are 0. A 16-byte chunk may straddle a 32-block
 // boundary of the group (blocks restart at t0): its bytes take the two blocks' scales by `sel`, as
-// the in-kernel path does for shifted ranges.
+// the in-kernel path does for shifted ranges. The stage's lo / hi halves, indexed [4j + c].
 template <Fp8Kind BK>
-__device__ __forceinline__ void bprep_kgrouped_body(const GemmSm90BPrepParams& p) {
-  int64_t row;
-  int c0;
-  if (!bprep_item(p, row, c0)) return;
+__device__ __forceinline__ void bprep_kgrouped_item(const GemmSm90BPrepParams& p, int64_t row, int c0,
+                                                    uint32_t (&lo)[16], uint32_t (&hi)[16]) {
   const int G = p.groups;
   const int32_t* ends = p.table;
   const int32_t* colb = ends + (G + 1);
   const int32_t* cols = colb + (G + 1);
-  uint32_t lo[16], hi[16];
   if (c0 >= __ldg(cols + G)) {
 #pragma unroll
     for (int j = 0; j < 16; ++j) lo[j] = hi[j] = 0u;
-    store_bprep_stage(p.out + row * p.kp + c0, lo, hi);
     return;
   }
   int g = 0, top = G - 1;  // last g with cols[g] <= c0 (groups of width 0 share their successor's)
@@ -560,7 +578,38 @@ __device__ __forceinline__ void bprep_kgrouped_body(const GemmSm90BPrepParams& p
       else cvt_fast_sel<BK>(w[j], code_mult<BK>(e_lo), code_mult<BK>(e_hi), sel, lo[4 * j + c], hi[4 * j + c]);
     }
   }
-  store_bprep_stage(p.out + row * p.kp + c0, lo, hi);
+}
+
+// One thread per item; the block's items are consecutive, and so are their 128-byte outputs (an
+// item's row and stage index the workspace exactly as its number does), so the block stages its 32
+// KiB in shared memory (16-byte units XOR-swizzled by item) and then writes them with consecutive
+// threads on consecutive 16-byte units: whole sectors per warp store, where each thread storing
+// its own 128 bytes wrote half a sector per request.
+template <Fp8Kind BK>
+__device__ __forceinline__ void bprep_kgrouped_body(const GemmSm90BPrepParams& p) {
+  constexpr int kT = kGemmSm90BPrepThreads;
+  __shared__ uint4 staged[kT * 8];
+  const int t = threadIdx.x;
+  int64_t row;
+  int c0;
+  if (bprep_item(p, row, c0)) {
+    uint32_t lo[16], hi[16];
+    bprep_kgrouped_item<BK>(p, row, c0, lo, hi);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      staged[t * 8 + ((2 * j) ^ (t & 7))] = make_uint4(lo[4 * j], lo[4 * j + 1], lo[4 * j + 2], lo[4 * j + 3]);
+      staged[t * 8 + ((2 * j + 1) ^ (t & 7))] = make_uint4(hi[4 * j], hi[4 * j + 1], hi[4 * j + 2], hi[4 * j + 3]);
+    }
+  }
+  __syncthreads();
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * kT;
+  const int n = static_cast<int>(p.items - first < kT ? p.items - first : kT);
+  uint4* dst = reinterpret_cast<uint4*>(p.out + first * kBK);
+#pragma unroll
+  for (int r = 0; r < 8; ++r) {
+    const int idx = r * kT + t, item = idx >> 3, unit = idx & 7;
+    if (item < n) dst[idx] = staged[item * 8 + (unit ^ (item & 7))];
+  }
 }
 
 // The K-grouped workspace header (one block): the group table exactly as the GEMM kernel builds it

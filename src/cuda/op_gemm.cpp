@@ -269,7 +269,8 @@ class GemmSm90 final : public OpImpl {
         }
         Dim3 pg, pb;
         pb.x = kGemmSm90BPrepThreads;
-        pg.x = static_cast<unsigned>(layout::ceil_div(pp.items, static_cast<int64_t>(kGemmSm90BPrepThreads)));
+        const int64_t lanes = grouped_k(d_) ? 1 : kGemmSm90BPrepLanes;  // threads per item
+        pg.x = static_cast<unsigned>(layout::ceil_div(pp.items * lanes, static_cast<int64_t>(kGemmSm90BPrepThreads)));
         void* pparams[] = {&pp};
         dev_.launch(fn_prep_, pg, pb, 0, stream, pparams, "grouped GEMM B pre-kernel");
         encode_bf16(pp.out, b_rows, prep_.kp, tp.tmap_b);
