@@ -212,6 +212,19 @@ bool selected(const char* name) {
   return false;
 }
 
+// Times a copy of the same total (moved/2 bytes read, moved/2 written) and prints one result row:
+// bytes, time, bandwidth, the copy's bandwidth and the ratio copy time / t_ms.
+void print_row(const char* name, size_t moved, double t_ms, int iters, const DevMem& flush) {
+  const size_t half = moved / 2;
+  DevMem src(half), dst(half);
+  const double t_c = time_ms([&] { ck(cu.cuMemcpyDtoDAsync(dst.p, src.p, half, nullptr), "cuMemcpyDtoDAsync"); },
+                             iters, flush);
+  std::printf("  %-26s %10.1f %9.1f %9.3f %9.3f %7.3f\n", name, static_cast<double>(moved) / 1e6, t_ms * 1e3,
+              static_cast<double>(moved) / (t_ms * 1e-3) / 1e12, static_cast<double>(2 * half) / (t_c * 1e-3) / 1e12,
+              t_c / t_ms);
+  std::fflush(stdout);
+}
+
 void bench_shape(mxqHandle_t h, int64_t m, int64_t k, int iters, const DevMem& flush) {
   const size_t in_bytes = static_cast<size_t>(m * k) * 2;  // bf16
   DevMem x(in_bytes);
@@ -239,14 +252,7 @@ void bench_shape(mxqHandle_t h, int64_t m, int64_t k, int iters, const DevMem& f
              "stream kernel launch");
         },
         iters, flush);
-    const size_t moved = in_bytes + in_bytes / 2 + in_bytes / 64;
-    const size_t half = moved / 2;
-    DevMem src(half), dst(half);
-    const double t_c = time_ms([&] { ck(cu.cuMemcpyDtoDAsync(dst.p, src.p, half, nullptr), "cuMemcpyDtoDAsync"); },
-                               iters, flush);
-    std::printf("  %-26s %10.1f %9.1f %9.3f %9.3f %7.3f\n", "(stream kernel, rowwise traffic)",
-                static_cast<double>(moved) / 1e6, t_s * 1e3, static_cast<double>(moved) / (t_s * 1e-3) / 1e12,
-                static_cast<double>(2 * half) / (t_c * 1e-3) / 1e12, t_c / t_s);
+    print_row("(stream kernel, rowwise traffic)", in_bytes + in_bytes / 2 + in_bytes / 64, t_s, iters, flush);
   }
   for (const Variant& v : kVariants) {
     if (!selected(v.name)) continue;
@@ -293,16 +299,7 @@ void bench_shape(mxqHandle_t h, int64_t m, int64_t k, int iters, const DevMem& f
               "mxqQuantizeExecute");
         },
         iters, flush);
-    // The copy moves the same total: moved/2 bytes read and moved/2 written.
-    const size_t half = moved / 2;
-    DevMem src(half), dst(half);
-    const double t_c = time_ms([&] { ck(cu.cuMemcpyDtoDAsync(dst.p, src.p, half, nullptr), "cuMemcpyDtoDAsync"); },
-                               iters, flush);
-    const double bw_q = static_cast<double>(moved) / (t_q * 1e-3) / 1e12;
-    const double bw_c = static_cast<double>(2 * half) / (t_c * 1e-3) / 1e12;
-    std::printf("  %-26s %10.1f %9.1f %9.3f %9.3f %7.3f\n", v.name, static_cast<double>(moved) / 1e6, t_q * 1e3, bw_q,
-                bw_c, t_c / t_q);
-    std::fflush(stdout);
+    print_row(v.name, moved, t_q, iters, flush);
     ckq(mxqQuantizePlanDestroy(plan), "mxqQuantizePlanDestroy");
   }
 }

@@ -17,7 +17,8 @@
 //            ones (persistent blocks, static or counter-driven tile order); only the scale rows move
 //            to their group's padded position, and the layout's padding is zeroed as whole lines.
 //   ring     (common/quant_ring.cuh) columnwise and both orientations for 16-bit inputs without
-//            fusion: tiles stream through a two-stage cp.async shared-memory ring.
+//            fusion: tiles stream through a two-stage cp.async shared-memory ring. Its rowwise-only
+//            form also takes small and most M-grouped rowwise tensors (src/cuda/op_quantize.cpp).
 //   tiled    the tile also goes to shared memory, for everything else that needs the other axis:
 //            columnwise (32x1 blocks; data transposed [cols, rows] or not), both orientations from
 //            one read, and 32x32 blocks. Rowwise output is produced from registers on the way in;
@@ -288,62 +289,53 @@ __device__ __forceinline__ void write_rowwise_scales(const QuantizeParams& p, co
 // one 16-byte store, a mixed line gets 4-byte stores. The rest of the padding is the tail
 // (zero_mgrouped_tail). So the padding costs whole-line stores inside data tiles instead of extra
 // padding-only tiles (measured: docs/PERFORMANCE.md).
-__device__ __forceinline__ void mg_put4(uint8_t* dst, uint32_t w, bool al4) {
-  if (al4) {
-    *reinterpret_cast<uint32_t*>(dst) = w;
-  } else {
-#pragma unroll
-    for (int c = 0; c < 4; ++c) dst[c] = static_cast<uint8_t>(w >> (8 * c));
-  }
-}
-
-// Where this thread's data row (r0 + threadIdx.x, if below nload) puts its 4 scale bytes; null otherwise.
-__device__ __forceinline__ uint8_t* mgrouped_scale_dst(const QuantizeParams& p, const QuantTile& t, const GroupView& gv) {
-  const int tid = threadIdx.x;
-  if (tid >= t.nload) return nullptr;
-  const int64_t r = t.r0 + tid;
-  const int64_t g = gv.group_of_row(r);
-  return p.row_scales + layout::swizzled_offset(kQuantTile * gv.tile0(g) + (r - gv.start(g)), 4 * t.tc, p.row_scale_ld);
-}
-
-// Zeroes the padding rows of each group whose last data row lies in this tile (see above).
-__device__ __forceinline__ void mgrouped_zero_padding(const QuantizeParams& p, const QuantTile& t, const GroupView& gv) {
-  if (t.nload <= 0) return;
+__device__ __forceinline__ void write_mgrouped_scales(const QuantizeParams& p, const QuantTile& t, const uint8_t* s,
+                                                      const GroupView& gv) {
   const int tid = threadIdx.x;
   const bool al16 = aligned16(p.row_scales);
   const bool al4 = (reinterpret_cast<uintptr_t>(p.row_scales) & 3u) == 0;
-  const int64_t last = t.r0 + t.nload;  // groups ending in (r0, last] end in this tile
-  const int64_t g0 = gv.group_of_row(t.r0), g1 = gv.group_of_row(last - 1);
-  const int64_t items = (g1 - g0 + 1) * 32;
-  for (int64_t k = tid; k < items; k += kQuantThreads) {
-    const int64_t g = g0 + (k >> 5);
-    const int i = static_cast<int>(k & 31);
-    const int64_t end = gv.end(g), size = end - gv.start(g);
-    const int sr = static_cast<int>(size & (kQuantTile - 1));
-    if (size == 0 || end > last || sr == 0) continue;
-    const int64_t tile = gv.tile0(g) + (size - 1) / kQuantTile;  // the group's last scale tile
-    uint8_t* line = p.row_scales + layout::swizzled_offset(tile * kQuantTile, 4 * t.tc, p.row_scale_ld) + 16 * i;
-    const int k0 = i >= sr ? 0 : (sr - i + 31) / 32;  // first padding row of the line is i + 32 k0
-    if (k0 == 0) {
-      if (al16) {
-        store16(line, make_uint4(0u, 0u, 0u, 0u));
-      } else {
-#pragma unroll
-        for (int c = 0; c < 16; ++c) line[c] = 0;
-      }
+  auto put4 = [&](uint8_t* dst, uint32_t w) {
+    if (al4) {
+      *reinterpret_cast<uint32_t*>(dst) = w;
     } else {
-      for (int q = k0; q < 4; ++q) mg_put4(line + 4 * q, 0u, al4);
+#pragma unroll
+      for (int c = 0; c < 4; ++c) dst[c] = static_cast<uint8_t>(w >> (8 * c));
+    }
+  };
+  auto zero16 = [&](uint8_t* dst) {
+    if (al16) {
+      store16(dst, make_uint4(0u, 0u, 0u, 0u));
+    } else {
+#pragma unroll
+      for (int c = 0; c < 16; ++c) dst[c] = 0;
+    }
+  };
+  if (tid < t.nload) {
+    const int64_t r = t.r0 + tid;
+    const int64_t g = gv.group_of_row(r);
+    put4(p.row_scales + layout::swizzled_offset(kQuantTile * gv.tile0(g) + (r - gv.start(g)), 4 * t.tc, p.row_scale_ld),
+         *reinterpret_cast<const uint32_t*>(s + local_scale(tid, 0)));
+  }
+  if (t.nload > 0) {
+    const int64_t last = t.r0 + t.nload;  // groups ending in (r0, last] end in this tile
+    const int64_t g0 = gv.group_of_row(t.r0), g1 = gv.group_of_row(last - 1);
+    const int64_t items = (g1 - g0 + 1) * 32;
+    for (int64_t k = tid; k < items; k += kQuantThreads) {
+      const int64_t g = g0 + (k >> 5);
+      const int i = static_cast<int>(k & 31);
+      const int64_t end = gv.end(g), size = end - gv.start(g);
+      const int sr = static_cast<int>(size & (kQuantTile - 1));
+      if (size == 0 || end > last || sr == 0) continue;
+      const int64_t tile = gv.tile0(g) + (size - 1) / kQuantTile;  // the group's last scale tile
+      uint8_t* line = p.row_scales + layout::swizzled_offset(tile * kQuantTile, 4 * t.tc, p.row_scale_ld) + 16 * i;
+      const int k0 = i >= sr ? 0 : (sr - i + 31) / 32;  // first padding row of the line is i + 32 k0
+      if (k0 == 0) {
+        zero16(line);
+      } else {
+        for (int q = k0; q < 4; ++q) put4(line + 4 * q, 0u);
+      }
     }
   }
-}
-
-__device__ __forceinline__ void write_mgrouped_scales(const QuantizeParams& p, const QuantTile& t, const uint8_t* s,
-                                                      const GroupView& gv) {
-  uint8_t* dst = mgrouped_scale_dst(p, t, gv);
-  if (dst)
-    mg_put4(dst, *reinterpret_cast<const uint32_t*>(s + local_scale(threadIdx.x, 0)),
-            (reinterpret_cast<uintptr_t>(p.row_scales) & 3u) == 0);
-  mgrouped_zero_padding(p, t, gv);
 }
 
 // The tail of an M-grouped swizzled scale tensor: scale tiles used_tiles .. row_scale_tiles - 1, which
@@ -366,12 +358,9 @@ __device__ __forceinline__ void zero_mgrouped_tail(const QuantizeParams& p, cons
   }
 }
 
-// Quantizes passes p0 .. p0+N-1 of tile t from loaded chunks: amax, scale, FP8 stores, the scale bytes
-// into s_scale (and, SwiGLU, the activation).
-template <In I, Fp8 F, bool kProp, bool kSwiglu, int N>
-__device__ __forceinline__ void rowwise_passes(const QuantizeParams& p, const QuantTile& t, int p0,
-                                               const RawChunk<I, kSwiglu> (&rc)[N], uint8_t* s_scale,
-                                               float& amax_all) {
+template <In I, Fp8 F, bool kProp, bool kSwiglu>
+__device__ __forceinline__ void rowwise_tile(const QuantizeParams& p, const QuantTile& t, uint8_t* s_scale,
+                                             float& amax_all, const GroupView& gv) {
   using T = typename InTraits<I>::T;
   using Raw = RawChunk<I, kSwiglu>;
   const int tid = threadIdx.x;
@@ -380,52 +369,35 @@ __device__ __forceinline__ void rowwise_passes(const QuantizeParams& p, const Qu
   const int nvalid = t.ncols - cl < 0 ? 0 : t.ncols - cl < kChunk ? t.ncols - cl : kChunk;
   uint8_t* ob = p.row_data + (t.b * p.rows + t.r0) * p.cols + t.c0 + cl;
   T* ab = kSwiglu && p.act ? static_cast<T*>(p.act) + (t.b * p.rows + t.r0) * p.cols + t.c0 + cl : nullptr;
+  // 16-bit inputs without SwiGLU keep all 8 chunks (8 x 16 bytes) in flight; wider ones 4 at a time.
+  constexpr int kBatch = Raw::kWords * (kSwiglu ? 2 : 1) <= 4 ? kPasses : kPasses / 2;
 #pragma unroll
-  for (int i = 0; i < N; ++i) {
-    const int rl = (p0 + i) * kRowsPerPass + (tid >> 4);
-    const bool live = rl < t.nrows && nvalid > 0;
-    float v[kChunk];
-    uint32_t bits[Raw::kWords];
-    chunk_values<I, kSwiglu>(rc[i], v, bits);
-    if (kSwiglu && ab && live) store_words<I>(ab + rl * p.cols, bits, nvalid);
-    float amax, pmax;
-    chunk_max<kProp>(v, amax, pmax);
-    amax_all = fmaxf(amax_all, amax);
-    quad_max<kProp>(amax, pmax);
-    const uint32_t e = block_exponent<F, kProp>(amax, pmax, p.mode);
-    uint32_t q0, q1;
-    quantize8<F>(v, scale_inverse(e), q0, q1);
-    if (live) store_fp8x8(ob + rl * p.cols, q0, q1, nvalid);
-    if ((chunk & 3) == 0) s_scale[local_scale(rl, chunk >> 2)] = static_cast<uint8_t>(live ? e : 0u);
+  for (int p0 = 0; p0 < kPasses; p0 += kBatch) {
+    Raw rc[kBatch];
+    load_rows<I, kSwiglu, kBatch>(p, t, p0, rc);
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i) {
+      const int rl = (p0 + i) * kRowsPerPass + (tid >> 4);
+      const bool live = rl < t.nrows && nvalid > 0;
+      float v[kChunk];
+      uint32_t bits[Raw::kWords];
+      chunk_values<I, kSwiglu>(rc[i], v, bits);
+      if (kSwiglu && ab && live) store_words<I>(ab + rl * p.cols, bits, nvalid);
+      float amax, pmax;
+      chunk_max<kProp>(v, amax, pmax);
+      amax_all = fmaxf(amax_all, amax);
+      quad_max<kProp>(amax, pmax);
+      const uint32_t e = block_exponent<F, kProp>(amax, pmax, p.mode);
+      uint32_t q0, q1;
+      quantize8<F>(v, scale_inverse(e), q0, q1);
+      if (live) store_fp8x8(ob + rl * p.cols, q0, q1, nvalid);
+      if ((chunk & 3) == 0) s_scale[local_scale(rl, chunk >> 2)] = static_cast<uint8_t>(live ? e : 0u);
+    }
   }
-}
-
-// The scale tile of a quantized tile leaves the block (both barriers: s_scale is rewritten next).
-__device__ __forceinline__ void rowwise_scales_out(const QuantizeParams& p, const QuantTile& t, const uint8_t* s_scale,
-                                                   const GroupView& gv) {
   __syncthreads();
   if ((p.flags & kQuantGrouped) && (p.flags & kQuantSwizzled)) write_mgrouped_scales(p, t, s_scale, gv);
   else write_rowwise_scales(p, t, s_scale);
   __syncthreads();  // s_scale is rewritten by the next tile
-}
-
-// 16-bit inputs without SwiGLU keep all 8 chunks (8 x 16 bytes) in flight; wider ones 4 at a time.
-template <In I, bool kSwiglu>
-constexpr int rowwise_batch() {
-  return RawChunk<I, kSwiglu>::kWords * (kSwiglu ? 2 : 1) <= 4 ? kPasses : kPasses / 2;
-}
-
-template <In I, Fp8 F, bool kProp, bool kSwiglu>
-__device__ __forceinline__ void rowwise_tile(const QuantizeParams& p, const QuantTile& t, uint8_t* s_scale,
-                                             float& amax_all, const GroupView& gv) {
-  constexpr int kBatch = rowwise_batch<I, kSwiglu>();
-#pragma unroll
-  for (int p0 = 0; p0 < kPasses; p0 += kBatch) {
-    RawChunk<I, kSwiglu> rc[kBatch];
-    load_rows<I, kSwiglu, kBatch>(p, t, p0, rc);
-    rowwise_passes<I, F, kProp, kSwiglu, kBatch>(p, t, p0, rc, s_scale, amax_all);
-  }
-  rowwise_scales_out(p, t, s_scale, gv);
 }
 
 // Ungrouped plans launch one block per tile and run the loop once. Grouped plans build their group

@@ -2,7 +2,9 @@
 // columnwise (32x1 blocks, data transposed [cols, rows] or not) and both orientations from one read.
 // Instantiated by kernels/generic/quantize_ring_<in>.cu; chosen over the tiled kernel
 // (common/quant_kernels.cuh) for every plan it covers. fp32 inputs, SwiGLU and 32x32 blocks keep
-// the tiled kernel.
+// the tiled kernel. A rowwise-only instantiation (kCol = false, mxq_quantize_ringrow_*) takes small
+// ungrouped rowwise tensors and most M-grouped rowwise plans from the register rowwise kernel (the
+// launcher's rule: src/cuda/op_quantize.cpp).
 //
 // Why it is shaped this way. A columnwise tile must sit in shared memory before any 32-row block can
 // be reduced, so the kernel lives or dies by how well loads of the next tile overlap the work on the
@@ -432,7 +434,7 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
       ring_colwise<I, F, kProp>(p, t, st, s_out, s_cs, amax_all, er);
       __syncthreads();  // FP8 tile and columnwise scales staged
     }
-    if (!kCol && mgrouped) {
+    if (mgrouped) {
       if (p.flags & kQuantSwizzled) write_mgrouped_scales(p, t, rs, gv);
       else write_rowwise_scales(p, t, rs);
     } else {

@@ -30,10 +30,43 @@ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) ==
 // tiled) for anything that needs the other axis (columnwise, both, 32x32 blocks).
 bool needs_tiled(const QuantizeDesc& d) { return d.colwise() || d.block_2d; }
 
+bool grouped(const QuantizeDesc& d) { return d.grouping == MXQ_GROUPING_ROWS; }
+
+// Rowwise 1x32 plans that the rowwise-only ring kernel can take: 16-bit inputs, no fusion.
+bool ringrow_capable(const QuantizeDesc& d) {
+  return !needs_tiled(d) && d.in_dtype != MXQ_DTYPE_FP32 && d.fusion != MXQ_FUSION_SWIGLU;
+}
+
 // The pipelined ring kernel (common/quant_ring.cuh) covers 16-bit inputs without fusion, 1x32 / 32x1.
 bool uses_ring(const QuantizeDesc& d) {
   return needs_tiled(d) && !d.block_2d && d.in_dtype != MXQ_DTYPE_FP32 && d.fusion != MXQ_FUSION_SWIGLU;
 }
+
+// Row tiles per batch entry. The rowwise kernel cuts grouped data like ungrouped data (its data tiles
+// also zero the padding of the per-group scale layout). The tile kernels' grouped tiles live in
+// padded row space: enough for every group's 128-row tiles, the rows past the last group, and
+// (swizzled columnwise) every padded scale column.
+int64_t row_tiles(const QuantizeDesc& d) {
+  if (!grouped(d)) return layout::ceil_div(d.rows, kQuantTile);
+  if (!needs_tiled(d)) return layout::ceil_div(d.rows, kQuantTile);
+  int64_t t = layout::mgroup_scale_rows_bound(d.rows, d.num_groups) / kQuantTile;
+  if (d.colwise() && d.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4)
+    t = std::max(t, colwise_scale_extent(true, d.rows, d.cols, d.grouping, d.num_groups).cols / 4);
+  return t;
+}
+
+// Tiles of the launch (the grid of a non-persistent launch); -1 when they do not fit a grid.
+int64_t grid_blocks(const QuantizeDesc& d) {
+  const int64_t tc = layout::ceil_div(d.cols, kQuantTile);
+  const int64_t tr = row_tiles(d);
+  if (tr > INT_MAX / tc) return -1;
+  const int64_t per_batch = tc * tr;
+  if (per_batch > INT_MAX / d.batch) return -1;
+  return per_batch * d.batch;
+}
+
+// Ungrouped and M-grouped rowwise plans: the data tiles (128x128) of the launch, 0 when they do not fit.
+int64_t data_tiles(const QuantizeDesc& d) { return std::max<int64_t>(grid_blocks(d), 0); }
 
 // Ungrouped rowwise plans with 16-bit inputs and no fusion, up to this many 128x128 tiles, run the
 // rowwise-only ring kernel (persistent blocks, the next tile's loads in flight during this one): on
@@ -41,10 +74,6 @@ bool uses_ring(const QuantizeDesc& d) {
 // ring's pipelining; on larger ones the register kernel is ahead (docs/PERFORMANCE.md).
 // MXQ_QUANT_RINGROW=0/1 overrides the rule (docs/ENVIRONMENT.md).
 constexpr int64_t kRingRowMaxTiles = 8192;
-
-int64_t data_tiles(const QuantizeDesc& d) {
-  return layout::ceil_div(d.rows, kQuantTile) * layout::ceil_div(d.cols, kQuantTile) * d.batch;
-}
 
 // M-grouped rowwise plans with 16-bit inputs and no fusion run on the rowwise-only ring kernel (its
 // persistent blocks build the group table once and keep the next tile's loads in flight) unless the
@@ -54,9 +83,7 @@ int64_t data_tiles(const QuantizeDesc& d) {
 constexpr int64_t kMgTallGroupRows = 2048;
 
 bool mgrouped_ring(const QuantizeDesc& d) {
-  if (d.grouping != MXQ_GROUPING_ROWS || needs_tiled(d) || d.in_dtype == MXQ_DTYPE_FP32 ||
-      d.fusion == MXQ_FUSION_SWIGLU)
-    return false;
+  if (!grouped(d) || !ringrow_capable(d)) return false;
   if (const char* env = std::getenv("MXQ_QUANT_MGROUPED"); env && *env) {
     const std::string v(env);
     if (v == "ring") return true;
@@ -67,15 +94,10 @@ bool mgrouped_ring(const QuantizeDesc& d) {
 
 bool uses_ringrow(const QuantizeDesc& d) {
   if (mgrouped_ring(d)) return true;
-  if (needs_tiled(d) || d.grouping == MXQ_GROUPING_ROWS || d.in_dtype == MXQ_DTYPE_FP32 ||
-      d.fusion == MXQ_FUSION_SWIGLU)
-    return false;
+  if (grouped(d) || !ringrow_capable(d)) return false;
   if (const char* env = std::getenv("MXQ_QUANT_RINGROW"); env && *env) return std::string(env) != "0";
   return data_tiles(d) <= kRingRowMaxTiles;
 }
-
-bool grouped(const QuantizeDesc& d) { return d.grouping == MXQ_GROUPING_ROWS; }
-
 
 std::string kernel_name(const QuantizeDesc& d) {
   const char* in = d.in_dtype == MXQ_DTYPE_FP32 ? "f32" : d.in_dtype == MXQ_DTYPE_FP16 ? "f16" : "bf16";
@@ -108,29 +130,6 @@ bool persistent(const QuantizeDesc& d) {
 constexpr int64_t kDynamicTilesPerBlock = 16;
 
 bool uses_table(const QuantizeDesc& d) { return grouped(d) && d.num_groups > kQuantInlineGroups; }
-
-// Row tiles per batch entry. The rowwise kernel cuts grouped data like ungrouped data (its data tiles
-// also zero the padding of the per-group scale layout). The tile kernels' grouped tiles live in
-// padded row space: enough for every group's 128-row tiles, the rows past the last group, and
-// (swizzled columnwise) every padded scale column.
-int64_t row_tiles(const QuantizeDesc& d) {
-  if (!grouped(d)) return layout::ceil_div(d.rows, kQuantTile);
-  if (!needs_tiled(d)) return layout::ceil_div(d.rows, kQuantTile);
-  int64_t t = layout::mgroup_scale_rows_bound(d.rows, d.num_groups) / kQuantTile;
-  if (d.colwise() && d.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4)
-    t = std::max(t, colwise_scale_extent(true, d.rows, d.cols, d.grouping, d.num_groups).cols / 4);
-  return t;
-}
-
-// Tiles of the launch (the grid of a non-persistent launch); -1 when they do not fit a grid.
-int64_t grid_blocks(const QuantizeDesc& d) {
-  const int64_t tc = layout::ceil_div(d.cols, kQuantTile);
-  const int64_t tr = row_tiles(d);
-  if (tr > INT_MAX / tc) return -1;
-  const int64_t per_batch = tc * tr;
-  if (per_batch > INT_MAX / d.batch) return -1;
-  return per_batch * d.batch;
-}
 
 class QuantizeOp final : public OpImpl {
  public:
