@@ -289,8 +289,42 @@ __device__ __forceinline__ void write_rowwise_scales(const QuantizeParams& p, co
 // one 16-byte store, a mixed line gets 4-byte stores. The rest of the padding is the tail
 // (zero_mgrouped_tail). So the padding costs whole-line stores inside data tiles instead of extra
 // padding-only tiles (measured: docs/PERFORMANCE.md).
+// Where this thread's scale row goes (row tid of the tile; none past nload) and whether a group
+// ends inside the tile (its padding lines are then zeroed), computed apart from the stores so a
+// kernel can do the group lookups while the tile's data is still in flight. A tile inside one group
+// (the common case) pays two lookups per thread and no per-row search. One 32-bit word, so a single
+// register stays live across the tile's work: bit 31 = a group ends here (block-uniform), bits 0-30
+// = the row's byte offset into row_scales (the launcher keeps M-grouped swizzled scale tensors of
+// ring plans below 2^31 bytes), kNoRow when the thread has no row.
+struct MgScaleDst {
+  static constexpr uint32_t kNoRow = 0x7FFFFFFFu, kPad = 0x80000000u;
+  uint32_t w;
+  __device__ __forceinline__ bool pad() const { return (w & kPad) != 0; }
+  __device__ __forceinline__ uint32_t row() const { return w & kNoRow; }
+};
+
+__device__ __forceinline__ MgScaleDst mgrouped_scale_dst(const QuantizeParams& p, const QuantTile& t,
+                                                         const GroupView& gv) {
+  if (t.nload <= 0) return MgScaleDst{MgScaleDst::kNoRow};
+  const int64_t last = t.r0 + t.nload;
+  const int64_t g0 = gv.group_of_row(t.r0), e0 = gv.end(g0);
+  // Rows past e0 belong to later groups (empty groups start where the next non-empty one does).
+  const int64_t g1 = e0 < last ? gv.group_of_row(last - 1, g0 + 1) : g0;
+  uint32_t w = (g1 > g0 || e0 <= last) ? MgScaleDst::kPad : 0u;
+  const int tid = threadIdx.x;
+  if (tid < t.nload) {
+    const int64_t r = t.r0 + tid;
+    const int64_t g = g1 == g0 ? g0 : gv.group_of_row(r, g0, g1 + 1);
+    w |= static_cast<uint32_t>(
+        layout::swizzled_offset(kQuantTile * gv.tile0(g) + (r - gv.start(g)), 4 * t.tc, p.row_scale_ld));
+  } else {
+    w |= MgScaleDst::kNoRow;
+  }
+  return MgScaleDst{w};
+}
+
 __device__ __forceinline__ void write_mgrouped_scales(const QuantizeParams& p, const QuantTile& t, const uint8_t* s,
-                                                      const GroupView& gv) {
+                                                      const GroupView& gv, const MgScaleDst& d) {
   const int tid = threadIdx.x;
   const bool al16 = aligned16(p.row_scales);
   const bool al4 = (reinterpret_cast<uintptr_t>(p.row_scales) & 3u) == 0;
@@ -310,15 +344,10 @@ __device__ __forceinline__ void write_mgrouped_scales(const QuantizeParams& p, c
       for (int c = 0; c < 16; ++c) dst[c] = 0;
     }
   };
-  if (tid < t.nload) {
-    const int64_t r = t.r0 + tid;
-    const int64_t g = gv.group_of_row(r);
-    put4(p.row_scales + layout::swizzled_offset(kQuantTile * gv.tile0(g) + (r - gv.start(g)), 4 * t.tc, p.row_scale_ld),
-         *reinterpret_cast<const uint32_t*>(s + local_scale(tid, 0)));
-  }
-  if (t.nload > 0) {
+  if (d.row() != MgScaleDst::kNoRow) put4(p.row_scales + d.row(), *reinterpret_cast<const uint32_t*>(s + local_scale(tid, 0)));
+  if (d.pad()) {  // block-uniform
     const int64_t last = t.r0 + t.nload;  // groups ending in (r0, last] end in this tile
-    const int64_t g0 = gv.group_of_row(t.r0), g1 = gv.group_of_row(last - 1);
+    const int64_t g0 = gv.group_of_row(t.r0), g1 = gv.group_of_row(last - 1, g0);
     const int64_t items = (g1 - g0 + 1) * 32;
     for (int64_t k = tid; k < items; k += kQuantThreads) {
       const int64_t g = g0 + (k >> 5);
@@ -336,6 +365,11 @@ __device__ __forceinline__ void write_mgrouped_scales(const QuantizeParams& p, c
       }
     }
   }
+}
+
+__device__ __forceinline__ void write_mgrouped_scales(const QuantizeParams& p, const QuantTile& t, const uint8_t* s,
+                                                      const GroupView& gv) {
+  write_mgrouped_scales(p, t, s, gv, mgrouped_scale_dst(p, t, gv));
 }
 
 // The tail of an M-grouped swizzled scale tensor: scale tiles used_tiles .. row_scale_tiles - 1, which

@@ -386,14 +386,25 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
   uint8_t* s_out = s_cs + 512;                           // [128][kQuantOutPitch] FP8 staging
   uint8_t* group_smem = smem + (kCol ? quantize_ring_smem_bytes() : quantize_ringrow_smem_bytes());
   const bool grouped = (p.flags & kQuantGrouped) != 0;
-  if (grouped) build_group_table(p, group_smem, &meta, scan_tmp);
   // Rowwise-only M-grouped plans cut the data like an ungrouped tensor and move only the scale rows
   // (quant_tile_mgrouped, write_mgrouped_scales), as the register rowwise kernel does.
   const bool mgrouped = !kCol && grouped;
-  const GroupView gv(p, group_smem, meta);
-  if (mgrouped && (p.flags & kQuantSwizzled)) zero_mgrouped_tail(p, meta);
   const int64_t ntiles = p.tiles_c * p.tiles_r * p.batch;
   if (blockIdx.x >= ntiles) return;  // the launcher never starts more blocks than tiles
+  // M-grouped: the first tile's loads go out before the group table is built (the offsets' loads and
+  // the block scans then overlap them), with every row < rows loaded; rows the groups do not cover
+  // (past meta.covered) are zeroed in the stage once the table is known (first iteration below).
+  int first_nload = 0;
+  if (mgrouped) {
+    GroupMeta all;
+    all.covered = p.rows;
+    const QuantTile t0 = quant_tile_mgrouped(p, blockIdx.x, all);
+    first_nload = t0.nload;
+    ring_issue_lean<I>(p, t0, stages);
+  }
+  if (grouped) build_group_table(p, group_smem, &meta, scan_tmp);
+  const GroupView gv(p, group_smem, meta);
+  if (mgrouped && (p.flags & kQuantSwizzled)) zero_mgrouped_tail(p, meta);
   const bool row = (p.flags & kQuantRowwise) != 0;
   float amax_all = 0.0f;
   const ExpRule er = exp_rule<F>(p.mode);
@@ -415,7 +426,7 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
     if (walk) return tile_at(p, q);
     return mgrouped ? quant_tile_mgrouped(p, tile, meta) : quant_tile(p, tile, group_smem, meta);
   };
-  ring_issue_lean<I>(p, tile_of(blockIdx.x, cur), stages);
+  if (!mgrouped) ring_issue_lean<I>(p, tile_of(blockIdx.x, cur), stages);
   int s = 0;
   for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
     const int64_t next = tile + gridDim.x;
@@ -423,8 +434,21 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
     else cp_async_commit();  // an empty group keeps the wait count uniform
     // Recomputed rather than carried over from the issue: fewer registers live across the loop.
     const QuantTile t = tile_of(tile, cur);
+    // M-grouped swizzled: the scale rows' group lookups happen while the tile's data is in flight.
+    const MgScaleDst md = mgrouped && (p.flags & kQuantSwizzled) ? mgrouped_scale_dst(p, t, gv)
+                                                                          : MgScaleDst{MgScaleDst::kNoRow};
     cp_async_wait<1>();  // this thread's chunks of tile `tile` have landed
     const uint8_t* st = stages + s * kRingStageBytes;
+    if (mgrouped && t.nload < first_nload) {
+      // The first tile was loaded before the table: zero this thread's own chunks of uncovered rows
+      // (pass A reads back only its own chunks, so no barrier is needed). Later tiles load nload rows.
+      uint8_t* own = stages + s * kRingStageBytes + (threadIdx.x >> 4) * kRingRowBytes + (threadIdx.x & (kChunksPerRow - 1)) * kChunk * 2;
+#pragma unroll
+      for (int i = 0; i < kPasses; ++i)
+        if (i * kRowsPerPass + static_cast<int>(threadIdx.x >> 4) >= t.nload)
+          *reinterpret_cast<uint4*>(own + i * kRowsPerPass * kRingRowBytes) = make_uint4(0u, 0u, 0u, 0u);
+    }
+    first_nload = 0;
     uint8_t* rs = s_rs + s * 512;
     if (row) ring_rowwise_scatter<I, F, kProp, !kCol>(p, t, st, rs, er, amax_all);
     __syncthreads();  // every thread's chunks (and rowwise scales) are in shared memory
@@ -435,7 +459,7 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
       __syncthreads();  // FP8 tile and columnwise scales staged
     }
     if (mgrouped) {
-      if (p.flags & kQuantSwizzled) write_mgrouped_scales(p, t, rs, gv);
+      if (p.flags & kQuantSwizzled) write_mgrouped_scales(p, t, rs, gv, md);
       else write_rowwise_scales(p, t, rs);
     } else {
       ring_epilogue<kCol>(p, t, meta, s_out, rs, s_cs, lean_epi);

@@ -269,8 +269,9 @@ struct GroupView {
   }
   // The group holding row r < covered: the last group starting at or before r (empty groups before
   // it start at the same row, and an empty last group starts at `covered`).
-  __device__ __forceinline__ int64_t group_of_row(int64_t r) const {
-    int64_t lo = 0, hi = p.num_groups;
+  // lo / hi narrow the search when the caller knows the group lies in [lo, hi).
+  __device__ __forceinline__ int64_t group_of_row(int64_t r, int64_t lo = 0, int64_t hi = -1) const {
+    if (hi < 0) hi = p.num_groups;
     while (hi - lo > 1) {
       const int64_t mid = (lo + hi) >> 1;
       if (start(mid) <= r) lo = mid;

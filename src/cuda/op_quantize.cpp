@@ -84,6 +84,10 @@ constexpr int64_t kMgTallGroupRows = 2048;
 
 bool mgrouped_ring(const QuantizeDesc& d) {
   if (!grouped(d) || !ringrow_capable(d)) return false;
+  // The ring keeps each scale row's offset in 31 bits (MgScaleDst in common/quant_kernels.cuh).
+  const ScaleExtent rs = rowwise_scale_extent(d.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4, d.rows, d.cols,
+                                              d.grouping, d.num_groups);
+  if (rs.rows * rs.cols >= (int64_t(1) << 31)) return false;
   if (const char* env = std::getenv("MXQ_QUANT_MGROUPED"); env && *env) {
     const std::string v(env);
     if (v == "ring") return true;
