@@ -163,10 +163,22 @@ __device__ __forceinline__ void ring_colwise(const QuantizeParams& p, const Quan
   if (p.flags & kQuantTransposed) {
     uint4* d0 = reinterpret_cast<uint4*>(s_out + c * kQuantOutPitch + 32 * rb);
     uint4* d1 = reinterpret_cast<uint4*>(s_out + (c + 1) * kQuantOutPitch + 32 * rb);
-    d0[0] = make_uint4(qlo[0], qlo[1], qlo[2], qlo[3]);
-    d0[1] = make_uint4(qlo[4], qlo[5], qlo[6], qlo[7]);
-    d1[0] = make_uint4(qhi[0], qhi[1], qhi[2], qhi[3]);
-    d1[1] = make_uint4(qhi[4], qhi[5], qhi[6], qhi[7]);
+    if (p.flags & kQuantExpStsSwap) {
+      // Rows c = 2 cp are 288 bytes apart (32 mod 128): lanes l and l + 4 of a quarter-warp would hit
+      // the same banks. Lanes with bit 2 set store their second half first: conflict-free.
+      const int k = (tid >> 2) & 1;
+      const uint4 a0 = make_uint4(qlo[0], qlo[1], qlo[2], qlo[3]), a1 = make_uint4(qlo[4], qlo[5], qlo[6], qlo[7]);
+      const uint4 b0 = make_uint4(qhi[0], qhi[1], qhi[2], qhi[3]), b1 = make_uint4(qhi[4], qhi[5], qhi[6], qhi[7]);
+      d0[k] = k ? a1 : a0;
+      d0[k ^ 1] = k ? a0 : a1;
+      d1[k] = k ? b1 : b0;
+      d1[k ^ 1] = k ? b0 : b1;
+    } else {
+      d0[0] = make_uint4(qlo[0], qlo[1], qlo[2], qlo[3]);
+      d0[1] = make_uint4(qlo[4], qlo[5], qlo[6], qlo[7]);
+      d1[0] = make_uint4(qhi[0], qhi[1], qhi[2], qhi[3]);
+      d1[1] = make_uint4(qhi[4], qhi[5], qhi[6], qhi[7]);
+    }
   } else {
 #pragma unroll
     for (int i = 0; i < 32; ++i) {
@@ -210,7 +222,8 @@ struct MaxNanOp {
 // the four multipliers. Every row and column is live: no predicate.
 template <In I, Fp8 F, bool kProp, bool kAmax>
 __device__ __forceinline__ void ring_rowwise_scatter(const QuantizeParams& p, const QuantTile& t, const uint8_t* stage,
-                                                     uint8_t* s_rs, const ExpRule& er, float& amax_all) {
+                                                     uint8_t* s_rs, const ExpRule& er, float& amax_all,
+                                                     uint8_t* s_row = nullptr) {
   if (t.nrows != kT || t.ncols != kT ||
       ((reinterpret_cast<uintptr_t>(p.row_data) | static_cast<uintptr_t>(p.cols)) & 7) != 0) {
     ring_rowwise<I, F, kProp, kAmax>(p, t, stage, s_rs, er, amax_all);
@@ -247,7 +260,9 @@ __device__ __forceinline__ void ring_rowwise_scatter(const QuantizeParams& p, co
       const float ik = __shfl_sync(0xFFFFFFFFu, inv, (lane & ~3) | k);
       const uint32_t q0 = quantize4_bf<F>(v[k][0], v[k][1], v[k][2], v[k][3], ik);
       const uint32_t q1 = quantize4_bf<F>(v[k][4], v[k][5], v[k][6], v[k][7], ik);
-      *reinterpret_cast<uint2*>(ob + (4 * h + k) * ostep) = make_uint2(q0, q1);
+      if (s_row) *reinterpret_cast<uint2*>(s_row + (16 * (4 * h + k) + r0) * kT + cl) = make_uint2(q0, q1);
+      else if (!kAmax && (p.flags & kQuantExpStCs)) store8_cs(ob + (4 * h + k) * ostep, q0, q1);
+      else *reinterpret_cast<uint2*>(ob + (4 * h + k) * ostep) = make_uint2(q0, q1);
     }
   }
 }
@@ -327,12 +342,50 @@ __device__ __forceinline__ void ring_epilogue(const QuantizeParams& p, const Qua
     uint8_t* d = p.col_scales + t.b * p.col_scale_bstride + (t.tc * p.col_scale_tiles + t.tile_r) * 512;
     store16(d + 16 * (tid - 32), *reinterpret_cast<const uint4*>(s_cs + 16 * (tid - 32)));
   }
+  if (p.flags & kQuantExpBulk) {
+    // One 128-byte bulk copy per FP8 row (tile column); pass B's writers fenced before the barrier.
+    if (tid < kT) {
+      bulk_store128(p.col_data + (t.b * p.cols + t.c0 + tid) * p.rows + t.r0, s_out + tid * kQuantOutPitch);
+      bulk_commit();
+    }
+    return;
+  }
   uint8_t* base = p.col_data + (t.b * p.cols + t.c0 + (tid >> 3)) * p.rows + t.r0 + (tid & 7) * 16;
   const uint8_t* src = s_out + (tid >> 3) * kQuantOutPitch + (tid & 7) * 16;
   const int64_t step = 32 * p.rows;
+  if (p.flags & kQuantExpStCs) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      store16_cs(base + j * step, *reinterpret_cast<const uint4*>(src + j * 32 * kQuantOutPitch));
+    return;
+  }
 #pragma unroll
   for (int j = 0; j < 4; ++j)
     store16(base + j * step, *reinterpret_cast<const uint4*>(src + j * 32 * kQuantOutPitch));
+}
+
+// kQuantExpRowStage: the rowwise FP8 tile staged by pass A ([128][128], full aligned tiles) leaves
+// right after barrier 1 (the next pass A writes it only after barrier 2): 16-byte stores, or one bulk
+// copy per row from threads 128..255 (which wait for its read before barrier 2).
+__device__ __forceinline__ void ring_row_out(const QuantizeParams& p, const QuantTile& t, const uint8_t* s_row) {
+  const int tid = threadIdx.x;
+  if (p.flags & kQuantExpBulk) {
+    if (tid >= kT) {
+      const int r = tid - kT;
+      bulk_store128(p.row_data + (t.b * p.rows + t.r0 + r) * p.cols + t.c0, s_row + r * kT);
+      bulk_commit();
+    }
+    return;
+  }
+  uint8_t* base = p.row_data + (t.b * p.rows + t.r0 + (tid >> 3)) * p.cols + t.c0 + (tid & 7) * 16;
+  const uint8_t* src = s_row + (tid >> 3) * kT + (tid & 7) * 16;
+  const int64_t step = 32 * p.cols;
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const uint4 v = *reinterpret_cast<const uint4*>(src + j * 32 * kT);
+    if (p.flags & kQuantExpStCs) store16_cs(base + j * step, v);
+    else store16(base + j * step, v);
+  }
 }
 
 // ring_issue with the row addresses stepped from one base (16 rows apart) instead of one 64-bit
@@ -426,12 +479,25 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
     if (walk) return tile_at(p, q);
     return mgrouped ? quant_tile_mgrouped(p, tile, meta) : quant_tile(p, tile, group_smem, meta);
   };
+  // Experiment switches (kQuantExp*, "both" / columnwise ring only).
+  const bool bulk = kCol && lean_epi && (p.flags & kQuantExpBulk);
+  const bool rstage = kCol && row && lean_epi && (p.flags & kQuantExpRowStage) &&
+                      ((reinterpret_cast<uintptr_t>(p.row_data) | static_cast<uintptr_t>(p.cols)) & 15) == 0;
+  const bool l2pre = kCol && walk && (p.flags & kQuantExpL2Pre) && (p.flags & kQuantVecIn);
+  uint8_t* s_row = group_smem;  // rstage: ungrouped plans only, which have no group table
   if (!mgrouped) ring_issue_lean<I>(p, tile_of(blockIdx.x, cur), stages);
   int s = 0;
   for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
     const int64_t next = tile + gridDim.x;
     if (next < ntiles) ring_issue_lean<I>(p, tile_of(next, nxt), stages + (s ^ 1) * kRingStageBytes);
     else cp_async_commit();  // an empty group keeps the wait count uniform
+    if (l2pre && next + gridDim.x < ntiles && threadIdx.x < kT) {
+      TilePos q = nxt;
+      tile_advance(p, q, dc, dq);
+      const int64_t r = static_cast<int64_t>(q.tr) * kT + threadIdx.x, c = static_cast<int64_t>(q.tc) * kT;
+      if (r < p.rows && c + kT <= p.cols)
+        prefetch_l2_256(static_cast<const typename InTraits<I>::T*>(p.x) + q.b * p.in_bstride + r * p.in_ld + c);
+    }
     // Recomputed rather than carried over from the issue: fewer registers live across the loop.
     const QuantTile t = tile_of(tile, cur);
     // M-grouped swizzled: the scale rows' group lookups happen while the tile's data is in flight.
@@ -450,12 +516,22 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
     }
     first_nload = 0;
     uint8_t* rs = s_rs + s * 512;
-    if (row) ring_rowwise_scatter<I, F, kProp, !kCol>(p, t, st, rs, er, amax_all);
+    uint8_t* srow_t = rstage && t.nrows == kT && t.ncols == kT ? s_row : nullptr;
+    if (row) ring_rowwise_scatter<I, F, kProp, !kCol>(p, t, st, rs, er, amax_all, srow_t);
+    if (bulk) {
+      if (srow_t) fence_proxy_async();
+      bulk_wait_read();  // the previous tile's s_out copies have read it
+    }
     __syncthreads();  // every thread's chunks (and rowwise scales) are in shared memory
     // Rowwise only (!kCol): pass A reads back only this thread's own chunks, so the stages need no
     // barrier of their own; the one above orders the scale tile before the epilogue.
     if constexpr (kCol) {
+      if (srow_t) ring_row_out(p, t, s_row);
       ring_colwise<I, F, kProp>(p, t, st, s_out, s_cs, amax_all, er);
+      if (bulk) {
+        fence_proxy_async();
+        bulk_wait_read();  // this tile's s_row copies have read it
+      }
       __syncthreads();  // FP8 tile and columnwise scales staged
     }
     if (mgrouped) {
@@ -471,6 +547,7 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
     s ^= 1;
   }
   cp_async_wait<0>();
+  if (bulk) bulk_wait_all();
   if (p.amax) commit_amax(p.amax, amax_all, s_warp);
 }
 

@@ -114,9 +114,17 @@ std::string kernel_name(const QuantizeDesc& d) {
          (d.nonfinite == MXQ_NONFINITE_PROPAGATE ? "_prop" : "") + (d.fusion == MXQ_FUSION_SWIGLU ? "_swiglu" : "");
 }
 
+// Temporary experiment switches of the ring kernel (helper quantb): MXQ_QUANT_RINGB=<n>, bit i of n
+// sets flag 1 << (12 + i) (kQuantExpStsSwap .. kQuantExpBulk).
+int32_t ring_exp_flags(const QuantizeDesc& d) {
+  if (!uses_ring(d)) return 0;
+  const char* env = std::getenv("MXQ_QUANT_RINGB");
+  return env && *env ? static_cast<int32_t>((std::atoi(env) & 31) << 12) : 0;
+}
+
 // Dynamic shared memory of the chosen kernel before the inline group table.
 int tile_smem(const QuantizeDesc& d) {
-  if (uses_ring(d)) return quantize_ring_smem_bytes();
+  if (uses_ring(d)) return quantize_ring_smem_bytes() + ((ring_exp_flags(d) & kQuantExpRowStage) ? kQuantRowStageBytes : 0);
   if (uses_ringrow(d)) return quantize_ringrow_smem_bytes();
   return needs_tiled(d) ? quantize_tiled_smem_bytes(static_cast<int>(in_size(d.in_dtype))) : 0;
 }
@@ -168,6 +176,7 @@ class QuantizeOp final : public OpImpl {
     if (grouped(d)) f |= kQuantGrouped;
     if (uses_table(d)) f |= kQuantGroupTable;
     if (grouped(d) && d.offsets_dtype == MXQ_DTYPE_INT64) f |= kQuantOffsetsI64;
+    f |= ring_exp_flags(d);
     p.flags = f;
     tiles_ = grid_blocks(d);
     MXQ_REQUIRE(tiles_ > 0, MXQ_STATUS_INTERNAL_ERROR, "quantize grid does not fit (supports() should have said)");

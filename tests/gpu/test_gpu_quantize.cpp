@@ -514,6 +514,11 @@ TEST_CASE("gpu quantize: large aligned tensors and a multi-tile grouped tensor",
     c.rows = 4000;
     c.cols = 2200;
     run_case(c, cpu, gpu, seed + static_cast<uint64_t>(n++));
+    // The same with every tile full and every FP8 row 16-byte aligned (32 x 18 tiles): the full-tile
+    // paths of the ring kernel (lean epilogue) across several tiles per block.
+    c.rows = 4096;
+    c.cols = 2304;
+    run_case(c, cpu, gpu, seed + static_cast<uint64_t>(n++));
   }
   // An M-grouped rowwise tensor with at least 16 tiles per resident block (144 x 64 tiles; 4 blocks
   // per SM on GPUs of up to 144 SMs), where the persistent register blocks take the counter-driven tile
