@@ -58,6 +58,8 @@ enum QuantizeFlags : int32_t {
   kQuantExpStCs = 1 << 14,      // FP8 data stores with the .cs (evict-first) hint
   kQuantExpRowStage = 1 << 15,  // rowwise FP8 staged in shared memory, 16-byte stores after barrier 1
   kQuantExpBulk = 1 << 16,      // staged FP8 tiles leave by cp.async.bulk (shared -> global)
+  kQuantExpLate = 1 << 18,      // the next tile's loads issued after barrier 1 instead of at the top
+  kQuantExpDyn = 1 << 17,       // launcher: kQuantDynamicTiles for ungrouped ring plans (>= 16 tiles per block)
 };
 // Extra dynamic shared memory of kQuantExpRowStage: the [128][128] rowwise FP8 tile.
 constexpr int kQuantRowStageBytes = 128 * 128;

@@ -433,6 +433,7 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
   __shared__ float s_warp[kWarps];
   __shared__ GroupMeta meta;
   __shared__ int64_t scan_tmp[kWarps];
+  __shared__ int64_t s_ticket[2];
   uint8_t* stages = smem;
   uint8_t* s_rs = smem + kRingStages * kRingStageBytes;  // two rowwise scale tiles, alternating
   uint8_t* s_cs = s_rs + 2 * 512;                        // columnwise scale tile
@@ -485,12 +486,27 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
                       ((reinterpret_cast<uintptr_t>(p.row_data) | static_cast<uintptr_t>(p.cols)) & 15) == 0;
   const bool l2pre = kCol && walk && (p.flags & kQuantExpL2Pre) && (p.flags & kQuantVecIn);
   uint8_t* s_row = group_smem;  // rstage: ungrouped plans only, which have no group table
+  // kQuantDynamicTiles (ungrouped): after its first tile (blockIdx.x) a block takes tiles in order
+  // from the counter (ticket + gridDim.x), so the tiles in flight stay one window of the tensor. The
+  // ticket for the tile after next is taken at the top of each tile and published before barrier 2.
+  const bool dyn = kCol && walk && (p.flags & kQuantDynamicTiles);
+  const bool late = kCol && (p.flags & kQuantExpLate);
+  if (dyn && threadIdx.x == 0) s_ticket[0] = gridDim.x + static_cast<int64_t>(atomicAdd(p.tile_counter, 1ull));
   if (!mgrouped) ring_issue_lean<I>(p, tile_of(blockIdx.x, cur), stages);
+  if (dyn) __syncthreads();
   int s = 0;
-  for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
-    const int64_t next = tile + gridDim.x;
-    if (next < ntiles) ring_issue_lean<I>(p, tile_of(next, nxt), stages + (s ^ 1) * kRingStageBytes);
-    else cp_async_commit();  // an empty group keeps the wait count uniform
+  int64_t tile = blockIdx.x;
+  for (int it = 0; tile < ntiles; ++it) {
+    const int64_t next = dyn ? s_ticket[it & 1] : tile + gridDim.x;
+    unsigned long long ticket = 0;
+    if (dyn) {
+      if (threadIdx.x == 0) ticket = atomicAdd(p.tile_counter, 1ull);
+      if (next < ntiles) nxt = tile_pos(p, static_cast<uint32_t>(next));
+    }
+    if (!late) {
+      if (next < ntiles) ring_issue_lean<I>(p, tile_of(next, nxt), stages + (s ^ 1) * kRingStageBytes);
+      else cp_async_commit();  // an empty group keeps the wait count uniform
+    }
     if (l2pre && next + gridDim.x < ntiles && threadIdx.x < kT) {
       TilePos q = nxt;
       tile_advance(p, q, dc, dq);
@@ -503,7 +519,8 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
     // M-grouped swizzled: the scale rows' group lookups happen while the tile's data is in flight.
     const MgScaleDst md = mgrouped && (p.flags & kQuantSwizzled) ? mgrouped_scale_dst(p, t, gv)
                                                                           : MgScaleDst{MgScaleDst::kNoRow};
-    cp_async_wait<1>();  // this thread's chunks of tile `tile` have landed
+    if (late) cp_async_wait<0>();
+    else cp_async_wait<1>();  // this thread's chunks of tile `tile` have landed
     const uint8_t* st = stages + s * kRingStageBytes;
     if (mgrouped && t.nload < first_nload) {
       // The first tile was loaded before the table: zero this thread's own chunks of uncovered rows
@@ -526,12 +543,16 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
     // Rowwise only (!kCol): pass A reads back only this thread's own chunks, so the stages need no
     // barrier of their own; the one above orders the scale tile before the epilogue.
     if constexpr (kCol) {
+      // kQuantExpLate: the next tile's loads go out only now (stage s ^ 1 was freed by barrier 2 of
+      // the previous tile): fewer bytes in flight per block.
+      if (late && next < ntiles) ring_issue_lean<I>(p, tile_of(next, nxt), stages + (s ^ 1) * kRingStageBytes);
       if (srow_t) ring_row_out(p, t, s_row);
       ring_colwise<I, F, kProp>(p, t, st, s_out, s_cs, amax_all, er);
       if (bulk) {
         fence_proxy_async();
         bulk_wait_read();  // this tile's s_row copies have read it
       }
+      if (dyn && threadIdx.x == 0) s_ticket[(it + 1) & 1] = gridDim.x + static_cast<int64_t>(ticket);
       __syncthreads();  // FP8 tile and columnwise scales staged
     }
     if (mgrouped) {
@@ -542,9 +563,10 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
     }
     if (walk) {
       cur = nxt;
-      tile_advance(p, nxt, dc, dq);
+      if (!dyn) tile_advance(p, nxt, dc, dq);
     }
     s ^= 1;
+    tile = next;
   }
   cp_async_wait<0>();
   if (bulk) bulk_wait_all();
