@@ -59,6 +59,7 @@ enum QuantizeFlags : int32_t {
   kQuantExpRowStage = 1 << 15,  // rowwise FP8 staged in shared memory, 16-byte stores after barrier 1
   kQuantExpBulk = 1 << 16,      // staged FP8 tiles leave by cp.async.bulk (shared -> global)
   kQuantExpLate = 1 << 18,      // the next tile's loads issued after barrier 1 instead of at the top
+  kQuantExpDynAny = 1 << 19,    // launcher (tests): kQuantExpDyn at any tile count
   kQuantExpDyn = 1 << 17,       // launcher: kQuantDynamicTiles for ungrouped ring plans (>= 16 tiles per block)
 };
 // Extra dynamic shared memory of kQuantExpRowStage: the [128][128] rowwise FP8 tile.

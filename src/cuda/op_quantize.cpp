@@ -115,11 +115,11 @@ std::string kernel_name(const QuantizeDesc& d) {
 }
 
 // Temporary experiment switches of the ring kernel (helper quantb): MXQ_QUANT_RINGB=<n>, bit i of n
-// sets flag 1 << (12 + i) (kQuantExpStsSwap .. kQuantExpLate); unset: 33 (StsSwap | Dyn).
+// sets flag 1 << (12 + i) (kQuantExpStsSwap .. kQuantExpDynAny); unset: 33 (StsSwap | Dyn).
 int32_t ring_exp_flags(const QuantizeDesc& d) {
   if (!uses_ring(d)) return 0;
   const char* env = std::getenv("MXQ_QUANT_RINGB");
-  return static_cast<int32_t>(((env && *env ? std::atoi(env) : 33) & 127) << 12);
+  return static_cast<int32_t>(((env && *env ? std::atoi(env) : 33) & 255) << 12);
 }
 
 // Dynamic shared memory of the chosen kernel before the inline group table.
@@ -185,7 +185,9 @@ class QuantizeOp final : public OpImpl {
     // block loads its next tile during this one). Otherwise one block per tile.
     blocks_ = persistent(d) ? std::min<int64_t>(tiles_, resident_blocks(dev)) : tiles_;
     dynamic_ = grouped(d) && !needs_tiled(d) && !uses_ringrow(d) && tiles_ >= kDynamicTilesPerBlock * blocks_;
-    if ((ring_exp_flags(d) & kQuantExpDyn) && !grouped(d) && tiles_ >= kDynamicTilesPerBlock * blocks_) dynamic_ = true;
+    if ((ring_exp_flags(d) & kQuantExpDyn) && !grouped(d) &&
+        (tiles_ >= kDynamicTilesPerBlock * blocks_ || (ring_exp_flags(d) & kQuantExpDynAny)))
+      dynamic_ = true;
     if (dynamic_) p.flags |= kQuantDynamicTiles;
     if (uses_table(d)) groups_ = std::make_unique<GroupTableBuilder>(dev);
   }
