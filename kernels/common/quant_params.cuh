@@ -52,18 +52,7 @@ enum QuantizeFlags : int32_t {
   kQuantOffsetsI64 = 1 << 7,   // inline lookup: offsets are int64
   kQuantVecIn = 1 << 8,        // every input chunk of 8 elements is 16-byte aligned
   kQuantDynamicTiles = 1 << 9,  // persistent rowwise blocks take tiles from *tile_counter, in order
-  // Temporary experiment switches of the ring kernel's "both" path (MXQ_QUANT_RINGB, helper quantb).
-  kQuantExpStsSwap = 1 << 12,   // pass B: conflict-free order of the 16-byte s_out stores
-  kQuantExpL2Pre = 1 << 13,     // bulk L2 prefetch of the tile after next
-  kQuantExpStCs = 1 << 14,      // FP8 data stores with the .cs (evict-first) hint
-  kQuantExpRowStage = 1 << 15,  // rowwise FP8 staged in shared memory, 16-byte stores after barrier 1
-  kQuantExpBulk = 1 << 16,      // staged FP8 tiles leave by cp.async.bulk (shared -> global)
-  kQuantExpLate = 1 << 18,      // the next tile's loads issued after barrier 1 instead of at the top
-  kQuantExpDynAny = 1 << 19,    // launcher (tests): kQuantExpDyn at any tile count
-  kQuantExpDyn = 1 << 17,       // launcher: kQuantDynamicTiles for ungrouped ring plans (>= 16 tiles per block)
 };
-// Extra dynamic shared memory of kQuantExpRowStage: the [128][128] rowwise FP8 tile.
-constexpr int kQuantRowStageBytes = 128 * 128;
 
 constexpr int kQuantTile = 128;     // tile rows = tile columns
 constexpr int kQuantThreads = 256;  // threads per block (both kernels)

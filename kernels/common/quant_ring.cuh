@@ -4,7 +4,8 @@
 // (common/quant_kernels.cuh) for every plan it covers. fp32 inputs, SwiGLU and 32x32 blocks keep
 // the tiled kernel. A rowwise-only instantiation (kCol = false, mxq_quantize_ringrow_*) takes small
 // ungrouped rowwise tensors and most M-grouped rowwise plans from the register rowwise kernel (the
-// launcher's rule: src/cuda/op_quantize.cpp).
+// launcher's rule: src/cuda/op_quantize.cpp). Ungrouped plans with at least 16 tiles per block run
+// the counter-order instantiation (kDyn, mxq_quantize_ringdyn_*): tiles taken in order from a counter.
 //
 // Why it is shaped this way. A columnwise tile must sit in shared memory before any 32-row block can
 // be reduced, so the kernel lives or dies by how well loads of the next tile overlap the work on the
@@ -163,22 +164,10 @@ __device__ __forceinline__ void ring_colwise(const QuantizeParams& p, const Quan
   if (p.flags & kQuantTransposed) {
     uint4* d0 = reinterpret_cast<uint4*>(s_out + c * kQuantOutPitch + 32 * rb);
     uint4* d1 = reinterpret_cast<uint4*>(s_out + (c + 1) * kQuantOutPitch + 32 * rb);
-    if (p.flags & kQuantExpStsSwap) {
-      // Rows c = 2 cp are 288 bytes apart (32 mod 128): lanes l and l + 4 of a quarter-warp would hit
-      // the same banks. Lanes with bit 2 set store their second half first: conflict-free.
-      const int k = (tid >> 2) & 1;
-      const uint4 a0 = make_uint4(qlo[0], qlo[1], qlo[2], qlo[3]), a1 = make_uint4(qlo[4], qlo[5], qlo[6], qlo[7]);
-      const uint4 b0 = make_uint4(qhi[0], qhi[1], qhi[2], qhi[3]), b1 = make_uint4(qhi[4], qhi[5], qhi[6], qhi[7]);
-      d0[k] = k ? a1 : a0;
-      d0[k ^ 1] = k ? a0 : a1;
-      d1[k] = k ? b1 : b0;
-      d1[k ^ 1] = k ? b0 : b1;
-    } else {
-      d0[0] = make_uint4(qlo[0], qlo[1], qlo[2], qlo[3]);
-      d0[1] = make_uint4(qlo[4], qlo[5], qlo[6], qlo[7]);
-      d1[0] = make_uint4(qhi[0], qhi[1], qhi[2], qhi[3]);
-      d1[1] = make_uint4(qhi[4], qhi[5], qhi[6], qhi[7]);
-    }
+    d0[0] = make_uint4(qlo[0], qlo[1], qlo[2], qlo[3]);
+    d0[1] = make_uint4(qlo[4], qlo[5], qlo[6], qlo[7]);
+    d1[0] = make_uint4(qhi[0], qhi[1], qhi[2], qhi[3]);
+    d1[1] = make_uint4(qhi[4], qhi[5], qhi[6], qhi[7]);
   } else {
 #pragma unroll
     for (int i = 0; i < 32; ++i) {
@@ -222,8 +211,7 @@ struct MaxNanOp {
 // the four multipliers. Every row and column is live: no predicate.
 template <In I, Fp8 F, bool kProp, bool kAmax>
 __device__ __forceinline__ void ring_rowwise_scatter(const QuantizeParams& p, const QuantTile& t, const uint8_t* stage,
-                                                     uint8_t* s_rs, const ExpRule& er, float& amax_all,
-                                                     uint8_t* s_row = nullptr) {
+                                                     uint8_t* s_rs, const ExpRule& er, float& amax_all) {
   if (t.nrows != kT || t.ncols != kT ||
       ((reinterpret_cast<uintptr_t>(p.row_data) | static_cast<uintptr_t>(p.cols)) & 7) != 0) {
     ring_rowwise<I, F, kProp, kAmax>(p, t, stage, s_rs, er, amax_all);
@@ -260,9 +248,7 @@ __device__ __forceinline__ void ring_rowwise_scatter(const QuantizeParams& p, co
       const float ik = __shfl_sync(0xFFFFFFFFu, inv, (lane & ~3) | k);
       const uint32_t q0 = quantize4_bf<F>(v[k][0], v[k][1], v[k][2], v[k][3], ik);
       const uint32_t q1 = quantize4_bf<F>(v[k][4], v[k][5], v[k][6], v[k][7], ik);
-      if (s_row) *reinterpret_cast<uint2*>(s_row + (16 * (4 * h + k) + r0) * kT + cl) = make_uint2(q0, q1);
-      else if (!kAmax && (p.flags & kQuantExpStCs)) store8_cs(ob + (4 * h + k) * ostep, q0, q1);
-      else *reinterpret_cast<uint2*>(ob + (4 * h + k) * ostep) = make_uint2(q0, q1);
+      *reinterpret_cast<uint2*>(ob + (4 * h + k) * ostep) = make_uint2(q0, q1);
     }
   }
 }
@@ -342,50 +328,12 @@ __device__ __forceinline__ void ring_epilogue(const QuantizeParams& p, const Qua
     uint8_t* d = p.col_scales + t.b * p.col_scale_bstride + (t.tc * p.col_scale_tiles + t.tile_r) * 512;
     store16(d + 16 * (tid - 32), *reinterpret_cast<const uint4*>(s_cs + 16 * (tid - 32)));
   }
-  if (p.flags & kQuantExpBulk) {
-    // One 128-byte bulk copy per FP8 row (tile column); pass B's writers fenced before the barrier.
-    if (tid < kT) {
-      bulk_store128(p.col_data + (t.b * p.cols + t.c0 + tid) * p.rows + t.r0, s_out + tid * kQuantOutPitch);
-      bulk_commit();
-    }
-    return;
-  }
   uint8_t* base = p.col_data + (t.b * p.cols + t.c0 + (tid >> 3)) * p.rows + t.r0 + (tid & 7) * 16;
   const uint8_t* src = s_out + (tid >> 3) * kQuantOutPitch + (tid & 7) * 16;
   const int64_t step = 32 * p.rows;
-  if (p.flags & kQuantExpStCs) {
-#pragma unroll
-    for (int j = 0; j < 4; ++j)
-      store16_cs(base + j * step, *reinterpret_cast<const uint4*>(src + j * 32 * kQuantOutPitch));
-    return;
-  }
 #pragma unroll
   for (int j = 0; j < 4; ++j)
     store16(base + j * step, *reinterpret_cast<const uint4*>(src + j * 32 * kQuantOutPitch));
-}
-
-// kQuantExpRowStage: the rowwise FP8 tile staged by pass A ([128][128], full aligned tiles) leaves
-// right after barrier 1 (the next pass A writes it only after barrier 2): 16-byte stores, or one bulk
-// copy per row from threads 128..255 (which wait for its read before barrier 2).
-__device__ __forceinline__ void ring_row_out(const QuantizeParams& p, const QuantTile& t, const uint8_t* s_row) {
-  const int tid = threadIdx.x;
-  if (p.flags & kQuantExpBulk) {
-    if (tid >= kT) {
-      const int r = tid - kT;
-      bulk_store128(p.row_data + (t.b * p.rows + t.r0 + r) * p.cols + t.c0, s_row + r * kT);
-      bulk_commit();
-    }
-    return;
-  }
-  uint8_t* base = p.row_data + (t.b * p.rows + t.r0 + (tid >> 3)) * p.cols + t.c0 + (tid & 7) * 16;
-  const uint8_t* src = s_row + (tid >> 3) * kT + (tid & 7) * 16;
-  const int64_t step = 32 * p.cols;
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    const uint4 v = *reinterpret_cast<const uint4*>(src + j * 32 * kT);
-    if (p.flags & kQuantExpStCs) store16_cs(base + j * step, v);
-    else store16(base + j * step, v);
-  }
 }
 
 // ring_issue with the row addresses stepped from one base (16 rows apart) instead of one 64-bit
@@ -427,13 +375,18 @@ __device__ __forceinline__ void ring_issue_lean(const QuantizeParams& p, const Q
 
 // kCol = false: the rowwise-only instantiation (mxq_quantize_ringrow_*): pass A only, one barrier per
 // tile, no columnwise staging, 3 blocks per SM.
-template <In I, Fp8 F, bool kProp, bool kCol = true>
+// kDyn (mxq_quantize_ringdyn_*, ungrouped plans with many tiles per block; kQuantDynamicTiles): after
+// its first tile (blockIdx.x) a block takes tiles in order from the counter in the workspace (ticket +
+// gridDim.x) instead of every gridDim.x-th tile, so the tiles in flight stay one window of the tensor:
+// the static order lets the blocks drift apart, and the scattered DRAM traffic cost 3-5 points of the
+// copy at the large shapes (docs/PERFORMANCE.md, "Sixth round"). The ticket of the tile after next is
+// taken at the top of each tile and published before barrier 2, so its round trip is hidden.
+template <In I, Fp8 F, bool kProp, bool kCol = true, bool kDyn = false>
 __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
   extern __shared__ __align__(16) uint8_t smem[];  // ring, scale tiles, FP8 tile, then the group table
   __shared__ float s_warp[kWarps];
   __shared__ GroupMeta meta;
   __shared__ int64_t scan_tmp[kWarps];
-  __shared__ int64_t s_ticket[2];
   uint8_t* stages = smem;
   uint8_t* s_rs = smem + kRingStages * kRingStageBytes;  // two rowwise scale tiles, alternating
   uint8_t* s_cs = s_rs + 2 * 512;                        // columnwise scale tile
@@ -480,47 +433,33 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
     if (walk) return tile_at(p, q);
     return mgrouped ? quant_tile_mgrouped(p, tile, meta) : quant_tile(p, tile, group_smem, meta);
   };
-  // Experiment switches (kQuantExp*, "both" / columnwise ring only).
-  const bool bulk = kCol && lean_epi && (p.flags & kQuantExpBulk);
-  const bool rstage = kCol && row && lean_epi && (p.flags & kQuantExpRowStage) &&
-                      ((reinterpret_cast<uintptr_t>(p.row_data) | static_cast<uintptr_t>(p.cols)) & 15) == 0;
-  const bool l2pre = kCol && walk && (p.flags & kQuantExpL2Pre) && (p.flags & kQuantVecIn);
-  uint8_t* s_row = group_smem;  // rstage: ungrouped plans only, which have no group table
-  // kQuantDynamicTiles (ungrouped): after its first tile (blockIdx.x) a block takes tiles in order
-  // from the counter (ticket + gridDim.x), so the tiles in flight stay one window of the tensor. The
-  // ticket for the tile after next is taken at the top of each tile and published before barrier 2.
-  const bool dyn = kCol && walk && (p.flags & kQuantDynamicTiles);
-  const bool late = kCol && (p.flags & kQuantExpLate);
-  if (dyn && threadIdx.x == 0) s_ticket[0] = gridDim.x + static_cast<int64_t>(atomicAdd(p.tile_counter, 1ull));
+  static_assert(!kDyn || kCol, "the counter order is for the columnwise ring");
+  // kDyn: scan_tmp holds the tickets (only grouped plans build a group table).
+  if constexpr (kDyn) {
+    if (threadIdx.x == 0) scan_tmp[0] = gridDim.x + static_cast<int64_t>(atomicAdd(p.tile_counter, 1ull));
+  }
   if (!mgrouped) ring_issue_lean<I>(p, tile_of(blockIdx.x, cur), stages);
-  if (dyn) __syncthreads();
+  if constexpr (kDyn) __syncthreads();  // the first ticket is visible
   int s = 0;
-  int64_t tile = blockIdx.x;
-  for (int it = 0; tile < ntiles; ++it) {
-    const int64_t next = dyn ? s_ticket[it & 1] : tile + gridDim.x;
+  int it = 0;                  // kDyn: tile number of this block
+  int64_t ticket_next = 0;     // kDyn: the tile after `tile`
+  for (int64_t tile = blockIdx.x; tile < ntiles; tile = kDyn ? ticket_next : tile + gridDim.x) {
+    int64_t next = tile + gridDim.x;
     unsigned long long ticket = 0;
-    if (dyn) {
+    if constexpr (kDyn) {
+      next = scan_tmp[it & 1];
+      ticket_next = next;
       if (threadIdx.x == 0) ticket = atomicAdd(p.tile_counter, 1ull);
       if (next < ntiles) nxt = tile_pos(p, static_cast<uint32_t>(next));
     }
-    if (!late) {
-      if (next < ntiles) ring_issue_lean<I>(p, tile_of(next, nxt), stages + (s ^ 1) * kRingStageBytes);
-      else cp_async_commit();  // an empty group keeps the wait count uniform
-    }
-    if (l2pre && next + gridDim.x < ntiles && threadIdx.x < kT) {
-      TilePos q = nxt;
-      tile_advance(p, q, dc, dq);
-      const int64_t r = static_cast<int64_t>(q.tr) * kT + threadIdx.x, c = static_cast<int64_t>(q.tc) * kT;
-      if (r < p.rows && c + kT <= p.cols)
-        prefetch_l2_256(static_cast<const typename InTraits<I>::T*>(p.x) + q.b * p.in_bstride + r * p.in_ld + c);
-    }
+    if (next < ntiles) ring_issue_lean<I>(p, tile_of(next, nxt), stages + (s ^ 1) * kRingStageBytes);
+    else cp_async_commit();  // an empty group keeps the wait count uniform
     // Recomputed rather than carried over from the issue: fewer registers live across the loop.
     const QuantTile t = tile_of(tile, cur);
     // M-grouped swizzled: the scale rows' group lookups happen while the tile's data is in flight.
     const MgScaleDst md = mgrouped && (p.flags & kQuantSwizzled) ? mgrouped_scale_dst(p, t, gv)
                                                                           : MgScaleDst{MgScaleDst::kNoRow};
-    if (late) cp_async_wait<0>();
-    else cp_async_wait<1>();  // this thread's chunks of tile `tile` have landed
+    cp_async_wait<1>();  // this thread's chunks of tile `tile` have landed
     const uint8_t* st = stages + s * kRingStageBytes;
     if (mgrouped && t.nload < first_nload) {
       // The first tile was loaded before the table: zero this thread's own chunks of uncovered rows
@@ -533,26 +472,16 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
     }
     first_nload = 0;
     uint8_t* rs = s_rs + s * 512;
-    uint8_t* srow_t = rstage && t.nrows == kT && t.ncols == kT ? s_row : nullptr;
-    if (row) ring_rowwise_scatter<I, F, kProp, !kCol>(p, t, st, rs, er, amax_all, srow_t);
-    if (bulk) {
-      if (srow_t) fence_proxy_async();
-      bulk_wait_read();  // the previous tile's s_out copies have read it
-    }
+    if (row) ring_rowwise_scatter<I, F, kProp, !kCol>(p, t, st, rs, er, amax_all);
     __syncthreads();  // every thread's chunks (and rowwise scales) are in shared memory
     // Rowwise only (!kCol): pass A reads back only this thread's own chunks, so the stages need no
     // barrier of their own; the one above orders the scale tile before the epilogue.
     if constexpr (kCol) {
-      // kQuantExpLate: the next tile's loads go out only now (stage s ^ 1 was freed by barrier 2 of
-      // the previous tile): fewer bytes in flight per block.
-      if (late && next < ntiles) ring_issue_lean<I>(p, tile_of(next, nxt), stages + (s ^ 1) * kRingStageBytes);
-      if (srow_t) ring_row_out(p, t, s_row);
       ring_colwise<I, F, kProp>(p, t, st, s_out, s_cs, amax_all, er);
-      if (bulk) {
-        fence_proxy_async();
-        bulk_wait_read();  // this tile's s_row copies have read it
+      // kDyn: slot (it + 1) & 1 was last read at the top of the previous tile, before its barrier 1.
+      if constexpr (kDyn) {
+        if (threadIdx.x == 0) scan_tmp[(it + 1) & 1] = gridDim.x + static_cast<int64_t>(ticket);
       }
-      if (dyn && threadIdx.x == 0) s_ticket[(it + 1) & 1] = gridDim.x + static_cast<int64_t>(ticket);
       __syncthreads();  // FP8 tile and columnwise scales staged
     }
     if (mgrouped) {
@@ -563,13 +492,12 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
     }
     if (walk) {
       cur = nxt;
-      if (!dyn) tile_advance(p, nxt, dc, dq);
+      if constexpr (!kDyn) tile_advance(p, nxt, dc, dq);
     }
     s ^= 1;
-    tile = next;
+    if constexpr (kDyn) ++it;
   }
   cp_async_wait<0>();
-  if (bulk) bulk_wait_all();
   if (p.amax) commit_amax(p.amax, amax_all, s_warp);
 }
 
@@ -584,6 +512,11 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
       mxq_quantize_ring_##IN_NAME##_##F_NAME##PROP_NAME(const mxq::QuantizeParams p) {                     \
     mxq::dev::quant::quantize_ring<mxq::dev::In::IN, mxq::dev::Fp8::F, PROP>(p);                           \
   }
+#define MXQ_QUANT_RINGDYN_ENTRY(IN, IN_NAME, F, F_NAME, PROP, PROP_NAME)                                    \
+  extern "C" __global__ void __launch_bounds__(mxq::kQuantThreads, 2)                                      \
+      mxq_quantize_ringdyn_##IN_NAME##_##F_NAME##PROP_NAME(const mxq::QuantizeParams p) {                  \
+    mxq::dev::quant::quantize_ring<mxq::dev::In::IN, mxq::dev::Fp8::F, PROP, true, true>(p);               \
+  }
 #define MXQ_QUANT_RINGROW_ENTRY(IN, IN_NAME, F, F_NAME, PROP, PROP_NAME)                                    \
   extern "C" __global__ void __launch_bounds__(mxq::kQuantThreads, 3)                                      \
       mxq_quantize_ringrow_##IN_NAME##_##F_NAME##PROP_NAME(const mxq::QuantizeParams p) {                  \
@@ -597,4 +530,8 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
   MXQ_QUANT_RINGROW_ENTRY(IN, IN_NAME, E4M3, e4m3, false, )      \
   MXQ_QUANT_RINGROW_ENTRY(IN, IN_NAME, E4M3, e4m3, true, _prop)  \
   MXQ_QUANT_RINGROW_ENTRY(IN, IN_NAME, E5M2, e5m2, false, )      \
-  MXQ_QUANT_RINGROW_ENTRY(IN, IN_NAME, E5M2, e5m2, true, _prop)
+  MXQ_QUANT_RINGROW_ENTRY(IN, IN_NAME, E5M2, e5m2, true, _prop) \
+  MXQ_QUANT_RINGDYN_ENTRY(IN, IN_NAME, E4M3, e4m3, false, )      \
+  MXQ_QUANT_RINGDYN_ENTRY(IN, IN_NAME, E4M3, e4m3, true, _prop)  \
+  MXQ_QUANT_RINGDYN_ENTRY(IN, IN_NAME, E5M2, e5m2, false, )      \
+  MXQ_QUANT_RINGDYN_ENTRY(IN, IN_NAME, E5M2, e5m2, true, _prop)

@@ -48,32 +48,6 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
 }
 
-// Stores with the .cs (streaming, evict-first) hint.
-__device__ __forceinline__ void store16_cs(void* p, uint4 v) {
-  asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
-               : "memory");
-}
-__device__ __forceinline__ void store8_cs(void* p, uint32_t a, uint32_t b) {
-  asm volatile("st.global.cs.v2.u32 [%0], {%1, %2};" ::"l"(p), "r"(a), "r"(b) : "memory");
-}
-
-// Bulk copies (cp.async.bulk, plain sm_90): 128 bytes shared -> global, one bulk group per commit.
-// Shared memory written by ordinary stores must be fenced (fence_proxy_async) by each writing thread
-// before the barrier that precedes the copy; the source may be rewritten once bulk_wait_read<0>
-// returned in the issuing thread (and a barrier ordered the rewrite after it).
-__device__ __forceinline__ void bulk_store128(void* g, const void* s) {
-  const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(s));
-  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], 128;" ::"l"(g), "r"(a) : "memory");
-}
-__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
-__device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
-__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
-__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
-// 256 bytes into L2 (16-byte aligned).
-__device__ __forceinline__ void prefetch_l2_256(const void* g) {
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], 256;" ::"l"(g) : "memory");
-}
-
 // One read-only byte through the non-coherent cache (scales: many threads read the same bytes).
 __device__ __forceinline__ uint8_t load_u8_ro(const uint8_t* p) { return __ldg(p); }
 

@@ -114,17 +114,9 @@ std::string kernel_name(const QuantizeDesc& d) {
          (d.nonfinite == MXQ_NONFINITE_PROPAGATE ? "_prop" : "") + (d.fusion == MXQ_FUSION_SWIGLU ? "_swiglu" : "");
 }
 
-// Temporary experiment switches of the ring kernel (helper quantb): MXQ_QUANT_RINGB=<n>, bit i of n
-// sets flag 1 << (12 + i) (kQuantExpStsSwap .. kQuantExpDynAny); unset: 33 (StsSwap | Dyn).
-int32_t ring_exp_flags(const QuantizeDesc& d) {
-  if (!uses_ring(d)) return 0;
-  const char* env = std::getenv("MXQ_QUANT_RINGB");
-  return static_cast<int32_t>(((env && *env ? std::atoi(env) : 33) & 255) << 12);
-}
-
 // Dynamic shared memory of the chosen kernel before the inline group table.
 int tile_smem(const QuantizeDesc& d) {
-  if (uses_ring(d)) return quantize_ring_smem_bytes() + ((ring_exp_flags(d) & kQuantExpRowStage) ? kQuantRowStageBytes : 0);
+  if (uses_ring(d)) return quantize_ring_smem_bytes();
   if (uses_ringrow(d)) return quantize_ringrow_smem_bytes();
   return needs_tiled(d) ? quantize_tiled_smem_bytes(static_cast<int>(in_size(d.in_dtype))) : 0;
 }
@@ -142,6 +134,21 @@ bool persistent(const QuantizeDesc& d) {
 constexpr int64_t kDynamicTilesPerBlock = 16;
 
 bool uses_table(const QuantizeDesc& d) { return grouped(d) && d.num_groups > kQuantInlineGroups; }
+
+// Ungrouped plans of the ring kernel take their tiles in order from the same counter
+// (mxq_quantize_ringdyn_*) from 16 tiles per block: in the static order the persistent blocks drift
+// apart and the DRAM traffic of the scattered tiles cost 3-5 points of the copy at the large shapes
+// (docs/PERFORMANCE.md, "Sixth round"). MXQ_QUANT_RING_ORDER=static|counter overrides the rule
+// (docs/ENVIRONMENT.md).
+bool ring_counter_order(const QuantizeDesc& d, int64_t tiles, int64_t blocks) {
+  if (!uses_ring(d) || grouped(d)) return false;
+  if (const char* env = std::getenv("MXQ_QUANT_RING_ORDER"); env && *env) {
+    const std::string v(env);
+    if (v == "counter") return true;
+    if (v == "static") return false;
+  }
+  return tiles >= kDynamicTilesPerBlock * blocks;
+}
 
 class QuantizeOp final : public OpImpl {
  public:
@@ -176,7 +183,6 @@ class QuantizeOp final : public OpImpl {
     if (grouped(d)) f |= kQuantGrouped;
     if (uses_table(d)) f |= kQuantGroupTable;
     if (grouped(d) && d.offsets_dtype == MXQ_DTYPE_INT64) f |= kQuantOffsetsI64;
-    f |= ring_exp_flags(d);
     p.flags = f;
     tiles_ = grid_blocks(d);
     MXQ_REQUIRE(tiles_ > 0, MXQ_STATUS_INTERNAL_ERROR, "quantize grid does not fit (supports() should have said)");
@@ -185,9 +191,12 @@ class QuantizeOp final : public OpImpl {
     // block loads its next tile during this one). Otherwise one block per tile.
     blocks_ = persistent(d) ? std::min<int64_t>(tiles_, resident_blocks(dev)) : tiles_;
     dynamic_ = grouped(d) && !needs_tiled(d) && !uses_ringrow(d) && tiles_ >= kDynamicTilesPerBlock * blocks_;
-    if ((ring_exp_flags(d) & kQuantExpDyn) && !grouped(d) &&
-        (tiles_ >= kDynamicTilesPerBlock * blocks_ || (ring_exp_flags(d) & kQuantExpDynAny)))
+    if (ring_counter_order(d, tiles_, blocks_)) {
+      // The counter-order instantiation has the static one's registers and shared memory: blocks_ stands.
+      kernel_ = "mxq_quantize_ringdyn" + kernel_.substr(std::string("mxq_quantize_ring").size());
+      fn_ = dev.kernel(kernel_.c_str());
       dynamic_ = true;
+    }
     if (dynamic_) p.flags |= kQuantDynamicTiles;
     if (uses_table(d)) groups_ = std::make_unique<GroupTableBuilder>(dev);
   }
@@ -198,7 +207,10 @@ class QuantizeOp final : public OpImpl {
                                         "through shared memory"
                       : uses_ringrow(d_) ? "rowwise 1x32 blocks: 128x128 tiles through a shared-memory ring"
                                          : "rowwise 1x32 blocks: register-only 128x128 tiles";
-    if (uses_ring(d_)) why += ", persistent blocks, a two-stage cp.async ring loads the next tile during this one";
+    if (uses_ring(d_)) {
+      why += ", persistent blocks, a two-stage cp.async ring loads the next tile during this one";
+      if (dynamic_) why += ", tiles taken in order from a counter in the workspace (>= 16 tiles per block)";
+    }
     else if (uses_ringrow(d_))
       why += ", persistent blocks (3 per SM), a two-stage cp.async ring loads the next tile during this one";
     else if (needs_tiled(d_) && persistent(d_)) why += ", persistent blocks prefetching their next tile";
