@@ -282,13 +282,6 @@ __device__ __forceinline__ void write_rowwise_scales(const QuantizeParams& p, co
 
 // ---- the rowwise kernel --------------------------------------------------------------------------
 
-// M-grouped swizzled scales. The data is cut exactly like an ungrouped tensor (quant_tile_mgrouped);
-// each data row's 4 scale bytes go to its group's scale row, and the tile also zeroes the padding
-// rows of each group whose last data row lies in it, inside that group's last swizzled scale tile
-// for this column tile: a 16-byte line (rows i, i+32, i+64, i+96) that holds only padding rows is
-// one 16-byte store, a mixed line gets 4-byte stores. The rest of the padding is the tail
-// (zero_mgrouped_tail). So the padding costs whole-line stores inside data tiles instead of extra
-// padding-only tiles (measured: docs/PERFORMANCE.md).
 // Where this thread's scale row goes (row tid of the tile; none past nload) and whether a group
 // ends inside the tile (its padding lines are then zeroed), computed apart from the stores so a
 // kernel can do the group lookups while the tile's data is still in flight. A tile inside one group
@@ -337,6 +330,14 @@ __device__ __forceinline__ MgScaleDst mgrouped_scale_dst(const QuantizeParams& p
   return MgScaleDst{w};
 }
 
+// M-grouped swizzled scales. The data is cut exactly like an ungrouped tensor (quant_tile_mgrouped);
+// each data row's 4 scale bytes go to its group's scale row, and the tile also zeroes the padding
+// rows of each group whose last data row lies in it, inside that group's last swizzled scale tile
+// for this column tile: a 16-byte line (rows i, i+32, i+64, i+96) that holds only padding rows is
+// one 16-byte store, a mixed line gets 4-byte stores. The rest of the padding is the tail
+// (zero_mgrouped_tail). So the padding costs whole-line stores inside data tiles instead of extra
+// padding-only tiles (measured: docs/PERFORMANCE.md). d comes from mgrouped_scale_dst; g01 is the
+// shared slot it filled (or nullptr: the tile's first and last group are looked up again).
 __device__ __forceinline__ void write_mgrouped_scales(const QuantizeParams& p, const QuantTile& t, const uint8_t* s,
                                                       const GroupView& gv, const MgScaleDst& d,
                                                       const int32_t* g01 = nullptr) {
@@ -359,7 +360,8 @@ __device__ __forceinline__ void write_mgrouped_scales(const QuantizeParams& p, c
       for (int c = 0; c < 16; ++c) dst[c] = 0;
     }
   };
-  if (d.row() != MgScaleDst::kNoRow) put4(p.row_scales + d.row(), *reinterpret_cast<const uint32_t*>(s + local_scale(tid, 0)));
+  if (d.row() != MgScaleDst::kNoRow)
+    put4(p.row_scales + d.row(), *reinterpret_cast<const uint32_t*>(s + local_scale(tid, 0)));
   if (d.pad()) {  // block-uniform
     const int64_t last = t.r0 + t.nload;  // groups ending in (r0, last] end in this tile
     const int64_t g0 = g01 ? g01[0] : gv.group_of_row(t.r0);

@@ -380,7 +380,7 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
   __shared__ float s_warp[kWarps];
   __shared__ GroupMeta meta;
   __shared__ int64_t scan_tmp[kWarps];
-  __shared__ int32_t s_g01[2][2];  // M-grouped: a tile's first and last group, per stage (mgrouped_scale_dst)
+  __shared__ int32_t s_g01[2][2];  // M-grouped: a tile's first and last group per stage (mgrouped_scale_dst)
   uint8_t* stages = smem;
   uint8_t* s_rs = smem + kRingStages * kRingStageBytes;  // two rowwise scale tiles, alternating
   uint8_t* s_cs = s_rs + 2 * 512;                        // columnwise scale tile
@@ -443,7 +443,8 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
     if (mgrouped && t.nload < first_nload) {
       // The first tile was loaded before the table: zero this thread's own chunks of uncovered rows
       // (pass A reads back only its own chunks, so no barrier is needed). Later tiles load nload rows.
-      uint8_t* own = stages + s * kRingStageBytes + (threadIdx.x >> 4) * kRingRowBytes + (threadIdx.x & (kChunksPerRow - 1)) * kChunk * 2;
+      uint8_t* own = stages + s * kRingStageBytes + (threadIdx.x >> 4) * kRingRowBytes +
+                     (threadIdx.x & (kChunksPerRow - 1)) * kChunk * 2;
 #pragma unroll
       for (int i = 0; i < kPasses; ++i)
         if (i * kRowsPerPass + static_cast<int>(threadIdx.x >> 4) >= t.nload)
