@@ -22,6 +22,11 @@
 //    kernel owns 128 q rows of one (batch, q head), walks the kv blocks and recomputes S, P, dP, dS,
 //    quantizes dS along s_kv and accumulates dQ += dS|kv K_col. 7 matmuls instead of 5, no atomics,
 //    no fp32 dQ workspace, the same bits every run (the deterministic attribute holds trivially).
+//  - Fused dQ (the default for plans without the DETERMINISTIC attribute, src/cuda/op_attention_bwd.cpp):
+//    the dK/dV kernel also quantizes dS^T along s_kv (a cross-warp block maximum), stores it as bf16
+//    in shared memory, computes dQ(64 q x D) += dS|kv K_col for its kv block with one more wgmma chain
+//    and adds it into an fp32 workspace with TMA bulk reductions (any order: not deterministic); a
+//    post pass converts to bf16. 5 matmuls; the dQ kernel is not launched.
 //  - delta = rowsum(dO * O) from the bf16 copies is a tiny pre-kernel into the workspace.
 //  - Warp specialization: one thread of the producer warpgroup issues TMA loads of the next steps'
 //    bf16 tiles into 128-byte-swizzled stages (2 for dK/dV, 3 for dQ; tensor maps from the launcher,
@@ -364,10 +369,16 @@ __device__ __forceinline__ void col_quant_store(const float (&x)[32], uint32_t e
   }
 }
 
-// red.global.add.v2.f32 (sm_90): two consecutive fp32 of the dQ accumulator workspace.
-__device__ __forceinline__ void red_add_v2(float* addr, float a, float b) {
-  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(addr), "f"(a), "f"(b) : "memory");
+// TMA bulk reduction (sm_90): `bytes` of fp32 in shared memory added element-wise, atomically, to
+// global memory; bulk-group completion (commit, then wait until the source has been read / all done).
+__device__ __forceinline__ void bulk_reduce_add_f32(float* dst, uint32_t src_smem, uint32_t bytes) {
+  asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;" ::"l"(dst), "r"(src_smem),
+               "r"(bytes)
+               : "memory");
 }
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait_read_all() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 // wgmma m64n64k16 bf16 with A read transposed from shared memory (A stored M-major: the dS^T tile,
@@ -489,22 +500,30 @@ __device__ __forceinline__ void prep_body(const P& p) {
 }
 
 // ---- fused-dQ post pass: the fp32 dQ workspace -> bf16 dQ in the output layout ----------------
+// The workspace holds, per (b, q head), 64-row q step and 64-column panel of D, one 64 x 64 fp32
+// tile in the accumulator's fragment order (what the dK/dV kernel's bulk reductions add): float4
+// unit u = (w * 8 + j) * 32 + l holds rows 16w + l/4 and 16w + l/4 + 8, columns 8j + 2(l%4) + 0/1.
 template <int D>
 __device__ __forceinline__ void dq_post_body(const P& p) {
-  constexpr int kTpr = D / 8;  // threads per row, 8 values each
-  constexpr int kRowsPerBlock = kAttnBwdPostThreads / kTpr;
+  constexpr int kPanels = D / 64;
   const int64_t b = blockIdx.z, h = blockIdx.y;
+  const int64_t qs = blockIdx.x / kPanels, panel = blockIdx.x % kPanels;
   const Seq sq = seq_of(p, true, b, h);
-  const int64_t s = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kTpr;
-  if (s >= sq.len) return;
-  const int part = threadIdx.x % kTpr;
-  const float4* src = reinterpret_cast<const float4*>(p.dq_acc + ((b * p.heads_q + h) * p.sq_pad + s) * D + part * 8);
-  const float4 u = src[0], v = src[1];
-  uint32_t* dst = reinterpret_cast<uint32_t*>(p.dq + (sq.base + s * sq.step) * D + part * 8);
-  dst[0] = dev::f32x2_to_bf16x2(u.x, u.y);
-  dst[1] = dev::f32x2_to_bf16x2(u.z, u.w);
-  dst[2] = dev::f32x2_to_bf16x2(v.x, v.y);
-  dst[3] = dev::f32x2_to_bf16x2(v.z, v.w);
+  if (qs * kStep >= sq.len) return;
+  const float4* src = reinterpret_cast<const float4*>(p.dq_acc) +
+                      (((b * p.heads_q + h) * (p.sq_pad / kStep) + qs) * kPanels + panel) * 1024;
+#pragma unroll
+  for (int k = 0; k < 1024 / kAttnBwdPostThreads; ++k) {
+    const int u = static_cast<int>(threadIdx.x) + k * kAttnBwdPostThreads;
+    const int w = u >> 8, j = (u >> 5) & 7, l = u & 31;
+    const float4 v = src[u];
+    const int64_t r = qs * kStep + 16 * w + (l >> 2);
+    const int64_t col = panel * 64 + 8 * j + 2 * (l & 3);
+    if (r < sq.len)
+      *reinterpret_cast<uint32_t*>(p.dq + (sq.base + r * sq.step) * D + col) = dev::f32x2_to_bf16x2(v.x, v.y);
+    if (r + 8 < sq.len)
+      *reinterpret_cast<uint32_t*>(p.dq + (sq.base + (r + 8) * sq.step) * D + col) = dev::f32x2_to_bf16x2(v.z, v.w);
+  }
 }
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -532,7 +551,9 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   uint8_t* stage0 = v_tile + kRowTile;  // per stage: Q, dO, Q_col^T, dO_col^T (bf16)
   uint8_t* kc_tile = stage0 + kStages * 4 * kStepTile;  // fused: K_col^T, [2 panels of 64 kv][D][64] bf16
   uint8_t* ds_area = kc_tile + (kFused ? kRowTile : 0);  // fused, D = 64: a dS^T tile per stage
-  uint32_t* xch = reinterpret_cast<uint32_t*>(ds_area + (kFused && !kDsInStage ? kStages * kAttnBwdDsTile : 0));
+  // fused, D = 64: a 64 x 64 fp32 dQ staging tile per warpgroup (D = 128 stages in the stage's dO tiles)
+  uint8_t* stg_area = ds_area + (kFused && !kDsInStage ? kStages * kAttnBwdDsTile : 0);
+  uint32_t* xch = reinterpret_cast<uint32_t*>(stg_area + (kFused && !kDsInStage ? 2 * kAttnBwdDqTileBytes : 0));
   uint64_t* full = reinterpret_cast<uint64_t*>(reinterpret_cast<uint8_t*>(xch) + (kFused ? 1024 : 0));  // [kStages]
   uint64_t* empty = full + kStages;                                                                     // [kStages]
 
@@ -772,13 +793,27 @@ __device__ __forceinline__ void dkv_body(const P& p) {
         wgmma_bf16_ss_ta64(acc, desc(a_lo, wg * 8192 + kk * 2048), desc(kc_lo0, wg * (D * 128) + kk * 32), kk > 0);
     }
   };
-  // The retired dQ product of the step at ps -> fp32 reductions into the dQ workspace.
-  [[maybe_unused]] auto dq_reduce = [&](const Pos& ps, float (&acc)[32]) {
-    float* dst = p.dq_acc + (ps.bh * p.sq_pad + ps.i0 + r0) * D + (kDsInStage ? 64 * wg : 0) + 2 * (l & 3);
+  // The retired dQ product of step it (at ps) -> a 64 x 64 fp32 staging tile in fragment order
+  // (conflict-free 16-byte stores) -> one TMA bulk reduce-add of 16 KiB into the dQ workspace, issued
+  // by thread 0 of the warpgroup. D = 128: the staging tiles are the stage's dO (warpgroup 0) and
+  // dO_col^T (warpgroup 1) tiles, whose readers (dP^T, dV of both warpgroups) are done once the dS^T
+  // barrier of the step is passed; thread 0 releases the stage only after the bulk read. D = 64:
+  // one tile per warpgroup, reused a step later, after thread 0 has waited for the read.
+  // (Per-thread red.global.add.v2.f32 of the same data cost ~1.1 ms of 4.7 at B2 H32 S4096 D128.)
+  [[maybe_unused]] auto dq_reduce = [&](int64_t it, const Pos& ps, float (&acc)[32]) {
+    uint8_t* stg = kDsInStage ? stage0 + static_cast<int>(it & 1) * 4 * kStepTile + (wg == 0 ? 1 : 3) * kStepTile
+                              : stg_area + wg * kAttnBwdDqTileBytes;
 #pragma unroll
-    for (int half = 0; half < 2; ++half)
-#pragma unroll
-      for (int j = 0; j < 8; ++j) red_add_v2(dst + half * 8 * D + 8 * j, acc[4 * j + 2 * half], acc[4 * j + 2 * half + 1]);
+    for (int j = 0; j < 8; ++j)
+      *reinterpret_cast<float4*>(stg + ((w * 8 + j) * 32 + l) * 16) =
+          make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
+    ptx::fence_proxy_async_shared();  // generic stores -> the bulk copy's reads
+    ptx::named_barrier_sync(9 + wg, 128);
+    if (t == 0) {
+      float* dst = p.dq_acc + ((ps.bh * (p.sq_pad / kStep) + ps.i0 / kStep) * (D / 64) + (kDsInStage ? wg : 0)) * 4096;
+      bulk_reduce_add_f32(dst, ptx::smem_addr(stg), kAttnBwdDqTileBytes);
+      bulk_commit();
+    }
   };
   auto back = [&](int64_t it, const Pos& pc, const Pos& pn, auto next_tag) {  // pc, pn: positions of steps it, it+1
     constexpr bool kNext = decltype(next_tag)::value;
@@ -808,17 +843,21 @@ __device__ __forceinline__ void dkv_body(const P& p) {
 #pragma unroll
       for (int k = 0; k < 4; ++k) ptx::fence_regs(da[k]);
       ptx::fence_acc(dq);
-      // D = 64: the reductions go out while S^T, dP^T of step it+1 run; D = 128 has no registers
-      // for the dQ accumulator next to those two in flight (spills), so they go out first.
-      constexpr bool kReduceFirst = D > 64;
-      if constexpr (kReduceFirst) dq_reduce(pc, dq);
+      dq_reduce(it, pc, dq);
       if constexpr (kNext) {
-        ptx::mbar_arrive(&empty[it & 1]);  // the stage (and at D = 128 its dS^T tile) is free
+        // The stage (and at D = 128 its dS^T and staging tiles) is free; thread 0 of each warpgroup
+        // arrives once its bulk reduction has read the staging tile.
+        if (!kDsInStage || t != 0) ptx::mbar_arrive(&empty[it & 1]);
         issue_s(it + 1);
         issue_dp(it + 1);
+        if (t == 0) {
+          bulk_wait_read_all();
+          if constexpr (kDsInStage) ptx::mbar_arrive(&empty[it & 1]);
+        }
+        front(pn, ldn);
+      } else if (t == 0) {
+        bulk_wait_all();  // before the CTA's shared memory goes away
       }
-      if constexpr (!kReduceFirst) dq_reduce(pc, dq);
-      if constexpr (kNext) front(pn, ldn);
     } else if constexpr (kNext) {
       ptx::wgmma_wait<1>();  // dV done: its A registers are free
 #pragma unroll

@@ -218,10 +218,9 @@ class AttentionBwdSm90 final : public OpImpl {
       dev_.launch(fn_[1], g, blk, static_cast<size_t>(smem), stream, params, names_[1].c_str());
     }
     if (fused_) {
-      // 4. The fp32 dQ accumulator -> bf16 dQ in the output layout.
-      const int64_t rows_per_block = kAttnBwdPostThreads / (dim / 8);
+      // 4. The fp32 dQ accumulator -> bf16 dQ in the output layout: one block per 64 x 64 tile.
       Dim3 g, blk;
-      g.x = static_cast<unsigned>(layout::ceil_div(d_.seqlen_q, rows_per_block));
+      g.x = static_cast<unsigned>(layout::ceil_div(d_.seqlen_q, kAttnBwdStepRows) * (dim / 64));
       g.y = static_cast<unsigned>(d_.heads_q);
       g.z = static_cast<unsigned>(d_.batch);
       blk.x = kAttnBwdPostThreads;
