@@ -340,7 +340,7 @@ __device__ __forceinline__ uint32_t col_block_exponents(const float (&x)[32], in
 }
 // Quantize the thread's 32 dS^T values with their columns' block exponents (word of column pair
 // (8 jj + 2c, +1) from lane 4 jj + c) and store the dequantized bf16 pairs into the dS^T tile:
-// 128-byte rows of 64 queries, 128-byte swizzle, row `row_addr` (r0's row; r0 + 8 is 1024 bytes on).
+// 128-byte rows of 64 queries, 128-byte swizzle; row_ptr is r0's row (r0 + 8 is 1024 bytes on).
 template <bool kExact>
 __device__ __forceinline__ void col_quant_store(const float (&x)[32], uint32_t e2, uint8_t* row_ptr, int l) {
   using Cvt = sm90gemm::Fp8Bits<ptx::Fp8Kind::E4M3>;
@@ -444,7 +444,8 @@ __device__ __forceinline__ void prep_body(const P& p) {
   __shared__ alignas(1024) uint8_t tile[D * 128];
   const int op = blockIdx.z;
   if (op == kAttnBwdPrepZeroDq) {
-    // Fused-dQ path: zero the fp32 dQ accumulator rows s0..s0+63 of (b, q head) blockIdx.y.
+    // Fused-dQ path: zero the fp32 dQ accumulator tiles of q step s0/64 of (b, q head) blockIdx.y
+    // (64 x D values, contiguous in the accumulator's layout).
     const int64_t bh = blockIdx.y, s0 = static_cast<int64_t>(blockIdx.x) * kStep;
     if (bh >= p.batch * p.heads_q || s0 >= p.sq_pad) return;
     float4* dst = reinterpret_cast<float4*>(p.dq_acc + (bh * p.sq_pad + s0) * D);
@@ -533,7 +534,7 @@ __device__ __forceinline__ void dq_post_body(const P& p) {
 // issued: dS^T quantized along s_kv (col_block_exponents / col_quant_store, a pair-of-warps exchange
 // through shared memory), stored as bf16 into a dS^T tile, and dQ(64 q x D) += dS|kv K_col over the
 // CTA's 128 kv rows as one more wgmma chain (A = the dS^T tile read transposed, B = the resident
-// K_col^T), reduced into the fp32 dQ workspace with red.global.add.v2.f32. D = 128: warpgroup wg
+// K_col^T), added into the fp32 dQ workspace by TMA bulk reductions (dq_reduce). D = 128: warpgroup wg
 // computes dQ's 64 columns 64 wg..64 wg+63 over both warpgroups' kv rows (N split: the dS^T tile is
 // shared, so a named barrier waits for both halves); its tile is the stage's Q tile (16 KiB, read
 // only by S^T: a barrier per warpgroup half waits for the other warpgroup's S^T before it is
