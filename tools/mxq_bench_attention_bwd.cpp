@@ -1,7 +1,9 @@
-// mxq_bench_attention_bwd: times the MXFP8 attention backward on the GPU (delta pre-kernel, dK/dV
-// kernel and dQ kernel: one mxqAttentionExecute) and prints time and TFLOP/s, counting the
-// conventional 2.5 x 4*B*H*Sq*Skv*D FLOPs (halved for causal masks; the kernels actually run 7
-// matmuls where that count assumes 5). Next to it: the cuDNN bf16 backward figures measured on an
+// mxq_bench_attention_bwd: times the MXFP8 attention backward on the GPU (one mxqAttentionExecute:
+// delta pre-kernel, prep, then either the dK/dV and dQ kernels or the dK/dV kernel with fused dQ and
+// its post pass) and prints time and TFLOP/s, counting the conventional 2.5 x 4*B*H*Sq*Skv*D FLOPs
+// (halved for causal masks; the two-kernel path actually runs 7 matmuls where that count assumes 5,
+// the fused path 5). Each shape is timed on both paths (MXQ_ATTN_BWD_FUSED_DQ=0 and =1, set around
+// the plan's Finalize) and on the default rule's choice, from the same inputs. Next to it: the cuDNN bf16 backward figures measured on an
 // H100 for ../shared/ANCHORS.md (537 TFLOP/s non-causal, 450 causal at B2 H32 S4096 D128); the
 // torch peer measured in the same run is the lead's script (tools/, attention forward benchmark).
 // Inputs are random finite E4M3 bytes with scales near 2^-4 and an LSE of 0, so every softmax value
@@ -67,8 +69,12 @@ std::vector<uint8_t> random_bf16(size_t n, std::mt19937_64& rng) {
   return v;
 }
 
-void bench(mxqHandle_t h, const Shape& s, int iters) {
-  std::mt19937_64 rng(12345);
+// A plan for shape s finalized with MXQ_ATTN_BWD_FUSED_DQ = env (nullptr: unset, the default rule).
+mxqAttentionPlan_t make_plan(mxqHandle_t h, const Shape& s, const char* env) {
+  const char* old = std::getenv("MXQ_ATTN_BWD_FUSED_DQ");
+  const std::string saved = old ? old : "";
+  if (env) setenv("MXQ_ATTN_BWD_FUSED_DQ", env, 1);
+  else unsetenv("MXQ_ATTN_BWD_FUSED_DQ");
   mxqAttentionPlan_t p = nullptr;
   ckq(mxqAttentionPlanCreate(h, &p), "mxqAttentionPlanCreate");
   auto set32 = [&](mxqAttentionAttribute_t a, int32_t v) { ckq(mxqAttentionPlanSetAttribute(p, a, &v, 4), "set"); };
@@ -83,8 +89,23 @@ void bench(mxqHandle_t h, const Shape& s, int iters) {
   set32(MXQ_ATTN_ATTR_LAYOUT, MXQ_ATTN_LAYOUT_BSHD);
   set32(MXQ_ATTN_ATTR_MASK, s.causal ? MXQ_ATTN_MASK_CAUSAL_BOTTOM_RIGHT : MXQ_ATTN_MASK_NONE);
   ckq(mxqAttentionPlanFinalize(p), "mxqAttentionPlanFinalize");
+  if (old) setenv("MXQ_ATTN_BWD_FUSED_DQ", saved.c_str(), 1);
+  else unsetenv("MXQ_ATTN_BWD_FUSED_DQ");
+  return p;
+}
+
+void bench(mxqHandle_t h, const Shape& s, int iters) {
+  std::mt19937_64 rng(12345);
+  const char* const envs[] = {"0", "1", nullptr};
+  const char* const labels[] = {"two-kernel (FUSED_DQ=0)", "fused dQ (FUSED_DQ=1)", "default rule"};
+  mxqAttentionPlan_t plans[3];
   size_t ws_bytes = 0;
-  ckq(mxqAttentionPlanGetWorkspaceSize(p, &ws_bytes), "mxqAttentionPlanGetWorkspaceSize");
+  for (int i = 0; i < 3; ++i) {
+    plans[i] = make_plan(h, s, envs[i]);
+    size_t w = 0;
+    ckq(mxqAttentionPlanGetWorkspaceSize(plans[i], &w), "mxqAttentionPlanGetWorkspaceSize");
+    ws_bytes = std::max(ws_bytes, w);
+  }
 
   const size_t elems = static_cast<size_t>(s.b * s.h * s.s * s.d);
   const int64_t scols = (s.s + 31) / 32, dcols = (s.d + 31) / 32;
@@ -107,19 +128,24 @@ void bench(mxqHandle_t h, const Shape& s, int iters) {
       {MXQ_ARG_DO, 0, dout.ptr()},        {MXQ_ARG_LSE, 0, lse.ptr()},         {MXQ_ARG_DQ, 0, dq.ptr()},
       {MXQ_ARG_DK, 0, dk.ptr()},          {MXQ_ARG_DV, 0, dv.ptr()}};
   const int nargs = static_cast<int>(sizeof args / sizeof args[0]);
-  const double ms = time_ms(
-      [&] { ckq(mxqAttentionExecute(h, p, args, nargs, ws.ptr(), ws_bytes, nullptr), "mxqAttentionExecute"); }, iters);
-  ck(cu.cuCtxSynchronize(), "after timing");
-  double flops = 2.5 * 4.0 * static_cast<double>(s.b) * s.h * static_cast<double>(s.s) * s.s * s.d;
-  if (s.causal) flops /= 2;
-  const double tflops = flops / (ms * 1e-3) / 1e12;
-  std::printf("B%lld H%lld S%lld D%lld %-10s  %8.3f ms  %7.1f TFLOP/s", static_cast<long long>(s.b),
-              static_cast<long long>(s.h), static_cast<long long>(s.s), static_cast<long long>(s.d),
-              s.causal ? "causal" : "non-causal", ms, tflops);
-  if (s.cudnn_ref > 0) std::printf("   cuDNN bf16 bwd (ANCHORS, H100) %.0f: %.2fx", s.cudnn_ref, tflops / s.cudnn_ref);
-  std::printf("\n");
-  std::fflush(stdout);
-  mxqAttentionPlanDestroy(p);
+  for (int i = 0; i < 3; ++i) {
+    mxqAttentionPlan_t p = plans[i];
+    size_t w = 0;
+    ckq(mxqAttentionPlanGetWorkspaceSize(p, &w), "mxqAttentionPlanGetWorkspaceSize");
+    const double ms = time_ms(
+        [&] { ckq(mxqAttentionExecute(h, p, args, nargs, ws.ptr(), w, nullptr), "mxqAttentionExecute"); }, iters);
+    ck(cu.cuCtxSynchronize(), "after timing");
+    double flops = 2.5 * 4.0 * static_cast<double>(s.b) * s.h * static_cast<double>(s.s) * s.s * s.d;
+    if (s.causal) flops /= 2;
+    const double tflops = flops / (ms * 1e-3) / 1e12;
+    std::printf("B%lld H%lld S%lld D%lld %-10s %-24s %8.3f ms  %7.1f TFLOP/s", static_cast<long long>(s.b),
+                static_cast<long long>(s.h), static_cast<long long>(s.s), static_cast<long long>(s.d),
+                s.causal ? "causal" : "non-causal", labels[i], ms, tflops);
+    if (s.cudnn_ref > 0) std::printf("   cuDNN bf16 bwd (ANCHORS, H100) %.0f: %.2fx", s.cudnn_ref, tflops / s.cudnn_ref);
+    std::printf("\n");
+    std::fflush(stdout);
+    mxqAttentionPlanDestroy(p);
+  }
 }
 
 }  // namespace

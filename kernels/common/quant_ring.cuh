@@ -387,6 +387,7 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
   __shared__ float s_warp[kWarps];
   __shared__ GroupMeta meta;
   __shared__ int64_t scan_tmp[kWarps];
+  __shared__ int32_t s_g01[2][2];  // M-grouped: a tile's first and last group per stage (mgrouped_scale_dst)
   uint8_t* stages = smem;
   uint8_t* s_rs = smem + kRingStages * kRingStageBytes;  // two rowwise scale tiles, alternating
   uint8_t* s_cs = s_rs + 2 * 512;                        // columnwise scale tile
@@ -457,14 +458,15 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
     // Recomputed rather than carried over from the issue: fewer registers live across the loop.
     const QuantTile t = tile_of(tile, cur);
     // M-grouped swizzled: the scale rows' group lookups happen while the tile's data is in flight.
-    const MgScaleDst md = mgrouped && (p.flags & kQuantSwizzled) ? mgrouped_scale_dst(p, t, gv)
-                                                                          : MgScaleDst{MgScaleDst::kNoRow};
+    const MgScaleDst md = mgrouped && (p.flags & kQuantSwizzled) ? mgrouped_scale_dst(p, t, gv, s_g01[s])
+                                                                 : MgScaleDst{MgScaleDst::kNoRow};
     cp_async_wait<1>();  // this thread's chunks of tile `tile` have landed
     const uint8_t* st = stages + s * kRingStageBytes;
     if (mgrouped && t.nload < first_nload) {
       // The first tile was loaded before the table: zero this thread's own chunks of uncovered rows
       // (pass A reads back only its own chunks, so no barrier is needed). Later tiles load nload rows.
-      uint8_t* own = stages + s * kRingStageBytes + (threadIdx.x >> 4) * kRingRowBytes + (threadIdx.x & (kChunksPerRow - 1)) * kChunk * 2;
+      uint8_t* own = stages + s * kRingStageBytes + (threadIdx.x >> 4) * kRingRowBytes +
+                     (threadIdx.x & (kChunksPerRow - 1)) * kChunk * 2;
 #pragma unroll
       for (int i = 0; i < kPasses; ++i)
         if (i * kRowsPerPass + static_cast<int>(threadIdx.x >> 4) >= t.nload)
@@ -485,7 +487,7 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
       __syncthreads();  // FP8 tile and columnwise scales staged
     }
     if (mgrouped) {
-      if (p.flags & kQuantSwizzled) write_mgrouped_scales(p, t, rs, gv, md);
+      if (p.flags & kQuantSwizzled) write_mgrouped_scales(p, t, rs, gv, md, s_g01[s]);
       else write_rowwise_scales(p, t, rs);
     } else {
       ring_epilogue<kCol>(p, t, meta, s_out, rs, s_cs, lean_epi);

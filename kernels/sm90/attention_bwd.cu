@@ -22,6 +22,11 @@
 //    kernel owns 128 q rows of one (batch, q head), walks the kv blocks and recomputes S, P, dP, dS,
 //    quantizes dS along s_kv and accumulates dQ += dS|kv K_col. 7 matmuls instead of 5, no atomics,
 //    no fp32 dQ workspace, the same bits every run (the deterministic attribute holds trivially).
+//  - Fused dQ (the default for plans without the DETERMINISTIC attribute, src/cuda/op_attention_bwd.cpp):
+//    the dK/dV kernel also quantizes dS^T along s_kv (a cross-warp block maximum), stores it as bf16
+//    in shared memory, computes dQ(64 q x D) += dS|kv K_col for its kv block with one more wgmma chain
+//    and adds it into an fp32 workspace with TMA bulk reductions (any order: not deterministic); a
+//    post pass converts to bf16. 5 matmuls; the dQ kernel is not launched.
 //  - delta = rowsum(dO * O) from the bf16 copies is a tiny pre-kernel into the workspace.
 //  - Warp specialization: one thread of the producer warpgroup issues TMA loads of the next steps'
 //    bf16 tiles into 128-byte-swizzled stages (2 for dK/dV, 3 for dQ; tensor maps from the launcher,
@@ -185,12 +190,15 @@ __device__ __forceinline__ uint32_t rceil_e4m3_exponent(float amax) {
   e = a > 0x7F800000u ? 0xFFu : e;    // amax = NaN
   return e;
 }
-__device__ __forceinline__ void rceil_e4m3_scale(float amax, float& inv, float& m) {
-  const uint32_t e = rceil_e4m3_exponent(amax);
+// The inverse scale and the multiplier of a block whose scale exponent is e.
+__device__ __forceinline__ void e4m3_scale_of_exponent(uint32_t e, float& inv, float& m) {
   const uint32_t ib = e == 0xFFu ? 0x7FFFFFFFu : e == 0xFEu ? 0x00400000u : (254u - e) << 23;
   const uint32_t mb = e == 0u ? 0x00400000u : e == 0xFFu ? 0x7FC00000u : e << 23;
   inv = __uint_as_float(ib);
   m = __uint_as_float(mb);
+}
+__device__ __forceinline__ void rceil_e4m3_scale(float amax, float& inv, float& m) {
+  e4m3_scale_of_exponent(rceil_e4m3_exponent(amax), inv, m);
 }
 
 // The MX block maxima of a 64x64 accumulator tile's rows (blocks of 32 columns: this thread's 8
@@ -294,6 +302,96 @@ __device__ __forceinline__ void mx_rows_to_frags(const float (&x)[32], uint32_t 
   }
 }
 
+// ---- fused dQ: dS^T quantized along s_kv (its accumulator ROWS) -------------------------------
+// In the dK/dV kernel the tile in registers is dS^T (rows = kv positions r0, r0 + 8 of each warp's 16,
+// columns = queries), and dQ's 32-blocks run along s_kv: a block is the 32 rows of two warps
+// (2k, 2k + 1) of a warpgroup. Per warp, each column's maximum over its 16 rows is reduced by a
+// transposing butterfly (lane bits 4, 3, 2; 14 shuffles): afterwards lane (g = l/4, c = l%4) holds
+// columns 8g + 2c and 8g + 2c + 1. Their scale exponents (rceil_e4m3_exponent is monotone, so the
+// exponent of the block maximum is the maximum of the two warps' exponents) are packed in one word
+// (low half: the even column), exchanged with the partner warp through shared memory and merged
+// with a 16-bit max; every lane then fetches the words of its 8 column pairs by shuffles.
+// kExact: fmaxf maxima folded from 0 (the quantizer's, NaN ignored); else max.NaN (a NaN or an Inf
+// gives an exponent past the fast conversion's range, and the pair of warps redoes the block exactly).
+template <bool kExact>
+__device__ __forceinline__ uint32_t col_block_exponents(const float (&x)[32], int l) {
+  float v[16];  // v[2 jj + e]: max over rows r0, r0 + 8 of column 8 jj + 2 (l % 4) + e
+#pragma unroll
+  for (int jj = 0; jj < 8; ++jj)
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const float a = x[4 * jj + e], b = x[4 * jj + 2 + e];
+      v[2 * jj + e] = kExact ? fmaxf(0.0f, fmaxf(fabsf(a), fabsf(b))) : max_abs_nan(fabsf(a), b);
+    }
+  auto level = [&](auto n_tag) {  // n = 8, 4, 2: lanes exchange across lane bit 2n
+    constexpr int n = decltype(n_tag)::value;
+    const bool up = (l & (2 * n)) != 0;
+#pragma unroll
+    for (int k = 0; k < n; ++k) {
+      const float send = up ? v[k] : v[k + n], keep = up ? v[k + n] : v[k];
+      const float got = __shfl_xor_sync(0xFFFFFFFFu, send, 2 * n);
+      v[k] = kExact ? fmaxf(keep, got) : max_nan(keep, got);
+    }
+  };
+  level(std::integral_constant<int, 8>{});
+  level(std::integral_constant<int, 4>{});
+  level(std::integral_constant<int, 2>{});
+  return rceil_e4m3_exponent(v[0]) | (rceil_e4m3_exponent(v[1]) << 16);
+}
+// Quantize the thread's 32 dS^T values with their columns' block exponents (word of column pair
+// (8 jj + 2c, +1) from lane 4 jj + c) and store the dequantized bf16 pairs into the dS^T tile:
+// 128-byte rows of 64 queries, 128-byte swizzle; row_ptr is r0's row (r0 + 8 is 1024 bytes on).
+template <bool kExact>
+__device__ __forceinline__ void col_quant_store(const float (&x)[32], uint32_t e2, uint8_t* row_ptr, int l) {
+  using Cvt = sm90gemm::Fp8Bits<ptx::Fp8Kind::E4M3>;
+  const int g = l >> 2, c = l & 3;
+#pragma unroll
+  for (int jj = 0; jj < 8; ++jj) {
+    const uint32_t ej = __shfl_sync(0xFFFFFFFFu, e2, 4 * jj + c);
+    const uint32_t e0 = ej & 0xFFFFu, e1 = ej >> 16;
+    float inv0, inv1, m0 = 0.0f, m1 = 0.0f;
+    uint32_t mul = 0u;
+    if constexpr (kExact) {
+      e4m3_scale_of_exponent(e0, inv0, m0);
+      e4m3_scale_of_exponent(e1, inv1, m1);
+    } else {
+      inv0 = __uint_as_float((254u - e0) << 23);  // 2^(127-E), E <= 134
+      inv1 = __uint_as_float((254u - e1) << 23);
+      mul = (ej + static_cast<uint32_t>(Cvt::kBias) * 0x00010001u) << 7;  // bf16x2 2^(E-127+120) per half
+    }
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const uint16_t q = dev::f32x2_to_fp8x2_satfinite<Fp8::E4M3>(__fmul_rn(x[4 * jj + 2 * half], inv0),
+                                                                  __fmul_rn(x[4 * jj + 2 * half + 1], inv1));
+      const uint32_t bf = kExact ? attn::e4m3x2_to_bf16x2(q, m0, m1) : sm90gemm::cvt_fast_pair<ptx::Fp8Kind::E4M3>(q, mul);
+      *reinterpret_cast<uint32_t*>(row_ptr + half * 1024 + ((jj ^ g) << 4) + 4 * c) = bf;
+    }
+  }
+}
+
+// TMA bulk reduction (sm_90): `bytes` of fp32 in shared memory added element-wise, atomically, to
+// global memory; bulk-group completion (commit, then wait until the source has been read / all done).
+__device__ __forceinline__ void bulk_reduce_add_f32(float* dst, uint32_t src_smem, uint32_t bytes) {
+  asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;" ::"l"(dst), "r"(src_smem),
+               "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait_read_all() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// wgmma m64n64k16 bf16 with A read transposed from shared memory (A stored M-major: the dS^T tile,
+// 128-byte rows of 64 queries = M, a K step of 16 kv rows = 2048 bytes) and B K-major; the forms of
+// ptx/wgmma_bf16.cuh fix A K-major, so the transposed-A form is spelled here, for this kernel only.
+__device__ __forceinline__ void wgmma_bf16_ss_ta64(float (&d)[32], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " MXQ_WGMMA_ACC32_REGS ", %32, %33, p, 1, 1, 1, 0;\n}\n"
+               : MXQ_WGMMA_ACC32_OPS(d)
+               : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+#endif
+
 // Descriptor of the tile whose descriptor low word is `lo`, `off` bytes in (ptx/wgmma_bf16.cuh).
 __device__ __forceinline__ uint64_t desc(uint32_t lo, uint32_t off) { return ptx::smem_desc_sw128_at(lo, off); }
 
@@ -345,6 +443,15 @@ template <int D>
 __device__ __forceinline__ void prep_body(const P& p) {
   __shared__ alignas(1024) uint8_t tile[D * 128];
   const int op = blockIdx.z;
+  if (op == kAttnBwdPrepZeroDq) {
+    // Fused-dQ path: zero the fp32 dQ accumulator tiles of q step s0/64 of (b, q head) blockIdx.y
+    // (64 x D values, contiguous in the accumulator's layout).
+    const int64_t bh = blockIdx.y, s0 = static_cast<int64_t>(blockIdx.x) * kStep;
+    if (bh >= p.batch * p.heads_q || s0 >= p.sq_pad) return;
+    float4* dst = reinterpret_cast<float4*>(p.dq_acc + (bh * p.sq_pad + s0) * D);
+    for (int u = threadIdx.x; u < kStep * D / 4; u += kAttnBwdPrepThreads) dst[u] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    return;
+  }
   const bool q_side = op == kPrepQ || op == kPrepDO || op == kPrepQt || op == kPrepDOt;
   const int64_t H = q_side ? p.heads_q : p.heads_kv;
   const int64_t bh = blockIdx.y;
@@ -393,19 +500,63 @@ __device__ __forceinline__ void prep_body(const P& p) {
   }
 }
 
+// ---- fused-dQ post pass: the fp32 dQ workspace -> bf16 dQ in the output layout ----------------
+// The workspace holds, per (b, q head), 64-row q step and 64-column panel of D, one 64 x 64 fp32
+// tile in the accumulator's fragment order (what the dK/dV kernel's bulk reductions add): float4
+// unit u = (w * 8 + j) * 32 + l holds rows 16w + l/4 and 16w + l/4 + 8, columns 8j + 2(l%4) + 0/1.
+template <int D>
+__device__ __forceinline__ void dq_post_body(const P& p) {
+  constexpr int kPanels = D / 64;
+  const int64_t b = blockIdx.z, h = blockIdx.y;
+  const int64_t qs = blockIdx.x / kPanels, panel = blockIdx.x % kPanels;
+  const Seq sq = seq_of(p, true, b, h);
+  if (qs * kStep >= sq.len) return;
+  const float4* src = reinterpret_cast<const float4*>(p.dq_acc) +
+                      (((b * p.heads_q + h) * (p.sq_pad / kStep) + qs) * kPanels + panel) * 1024;
+#pragma unroll
+  for (int k = 0; k < 1024 / kAttnBwdPostThreads; ++k) {
+    const int u = static_cast<int>(threadIdx.x) + k * kAttnBwdPostThreads;
+    const int w = u >> 8, j = (u >> 5) & 7, l = u & 31;
+    const float4 v = src[u];
+    const int64_t r = qs * kStep + 16 * w + (l >> 2);
+    const int64_t col = panel * 64 + 8 * j + 2 * (l & 3);
+    if (r < sq.len)
+      *reinterpret_cast<uint32_t*>(p.dq + (sq.base + r * sq.step) * D + col) = dev::f32x2_to_bf16x2(v.x, v.y);
+    if (r + 8 < sq.len)
+      *reinterpret_cast<uint32_t*>(p.dq + (sq.base + (r + 8) * sq.step) * D + col) = dev::f32x2_to_bf16x2(v.z, v.w);
+  }
+}
+
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
-// ---- dK / dV ----------------------------------------------------------------------------------
-template <int D>
+// ---- dK / dV (kFused: and dQ's contribution of the CTA's kv block, by fp32 reductions) -----------
+// The fused form (non-deterministic: reductions land in any order) adds to each step, after dK is
+// issued: dS^T quantized along s_kv (col_block_exponents / col_quant_store, a pair-of-warps exchange
+// through shared memory), stored as bf16 into a dS^T tile, and dQ(64 q x D) += dS|kv K_col over the
+// CTA's 128 kv rows as one more wgmma chain (A = the dS^T tile read transposed, B = the resident
+// K_col^T), added into the fp32 dQ workspace by TMA bulk reductions (dq_reduce). D = 128: warpgroup wg
+// computes dQ's 64 columns 64 wg..64 wg+63 over both warpgroups' kv rows (N split: the dS^T tile is
+// shared, so a named barrier waits for both halves); its tile is the stage's Q tile (16 KiB, read
+// only by S^T: a barrier per warpgroup half waits for the other warpgroup's S^T before it is
+// overwritten; the stage is released after dQ). D = 64: each warpgroup reduces its own kv rows'
+// product over all 64 columns (K split: no cross-warpgroup barrier; twice the reductions), from
+// its own dS^T tile per stage.
+template <int D, bool kFused>
 __device__ __forceinline__ void dkv_body(const P& p) {
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = ptx::smem_align1024(smem_raw);
   constexpr int kRowTile = kRows * D * 2, kStepTile = kStep * D * 2;
+  constexpr bool kDsInStage = kStepTile >= kAttnBwdDsTile;  // D = 128: dS^T over the stage's Q tile
   uint8_t* k_tile = smem;
   uint8_t* v_tile = k_tile + kRowTile;
   uint8_t* stage0 = v_tile + kRowTile;  // per stage: Q, dO, Q_col^T, dO_col^T (bf16)
-  uint64_t* full = reinterpret_cast<uint64_t*>(stage0 + kStages * 4 * kStepTile);  // [kStages]
-  uint64_t* empty = full + kStages;                                                 // [kStages]
+  uint8_t* kc_tile = stage0 + kStages * 4 * kStepTile;  // fused: K_col^T, [2 panels of 64 kv][D][64] bf16
+  uint8_t* ds_area = kc_tile + (kFused ? kRowTile : 0);  // fused, D = 64: a dS^T tile per stage
+  // fused, D = 64: a 64 x 64 fp32 dQ staging tile per warpgroup (D = 128 stages in the stage's dO tiles)
+  uint8_t* stg_area = ds_area + (kFused && !kDsInStage ? kStages * kAttnBwdDsTile : 0);
+  uint32_t* xch = reinterpret_cast<uint32_t*>(stg_area + (kFused && !kDsInStage ? 2 * kAttnBwdDqTileBytes : 0));
+  uint64_t* full = reinterpret_cast<uint64_t*>(reinterpret_cast<uint8_t*>(xch) + (kFused ? 1024 : 0));  // [kStages]
+  uint64_t* empty = full + kStages;                                                                     // [kStages]
 
   const int tid = threadIdx.x;
   const int64_t b = blockIdx.z, hk = blockIdx.y;
@@ -424,6 +575,16 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   // Resident K and V, all 384 threads.
   copy_rows<kRows, D, kThreads>(k_tile, p.w_k + (bhk * p.skv_pad + j0) * D, tid);
   copy_rows<kRows, D, kThreads>(v_tile, p.w_v + (bhk * p.skv_pad + j0) * D, tid);
+  if constexpr (kFused) {
+    // Resident K_col^T: positions j0..j0+127 of the [D][S_pad] workspace, two 64-position panels.
+    const uint16_t* src = p.w_kt + bhk * D * p.skv_pad + j0;
+    const uint32_t base = ptx::smem_addr(kc_tile);
+#pragma unroll 4
+    for (int u = tid; u < 2 * D * 8; u += kThreads) {
+      const int pn = u / (D * 8), d = (u >> 3) % D, c = u & 7;
+      ptx::cp_async_16_zfill(base + pn * (D * 128) + ptx::sw128_offset(d, c), src + d * p.skv_pad + 64 * pn + 8 * c, true);
+    }
+  }
   ptx::cp_async_commit();
   if (tid == 0) ptx::mbar_init_ring(full, empty, kStages, 1, kMathThreads);
   ptx::cp_async_wait<0>();
@@ -456,7 +617,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   }
 
   // ---- math warpgroups: 64 kv rows each ----
-  ptx::setmaxnreg_inc<232>();
+  ptx::setmaxnreg_inc<kFused ? 240 : 232>();
   const int wg = tid >> 7, t = tid & 127, w = t >> 5, l = t & 31;
   const int r0 = 16 * w + (l >> 2);
   const int64_t jw = j0 + wg * 64;  // the warpgroup's first kv row
@@ -469,6 +630,16 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   float dk[D / 2], dv[D / 2];
 #pragma unroll
   for (int i = 0; i < D / 2; ++i) dk[i] = dv[i] = 0.0f;
+  // Fused dQ: named barriers 1-4 pair the warps (2k, 2k+1) of each warpgroup for the exponent
+  // exchange; D = 128: 5 + w guards warpgroup w's half of the stage's Q tile (its S^T readers arrive,
+  // warpgroup w syncs before writing dS^T there), 7 waits for the whole dS^T tile (256 threads);
+  // D = 64: 7 + wg for the warpgroup's own tile (128 threads).
+  [[maybe_unused]] const int bar_pair = 1 + 2 * wg + (w >> 1);
+  [[maybe_unused]] const int bar_ds = kDsInStage ? 7 : 7 + wg;
+  [[maybe_unused]] constexpr int kDsThreads = kDsInStage ? 256 : 128;
+  [[maybe_unused]] uint32_t* xch_mine = xch + (wg * 4 + w) * 32 + l;
+  [[maybe_unused]] uint32_t* xch_partner = xch + (wg * 4 + (w ^ 1)) * 32 + l;
+  [[maybe_unused]] const uint32_t kc_lo0 = ptx::smem_desc_sw128_lo(ptx::smem_addr(kc_tile));
 
   // Pipeline per warpgroup (commit groups retire in order). Each loop body finishes step it and
   // starts step it+1: dV and dK of step it are issued, S^T of step it+1 as soon as dV is done (its
@@ -538,6 +709,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     // P^T while dP^T is still on the tensor cores: entry idx is (kv row r0 / r0+8, q column col).
     ptx::wgmma_wait<1>();
     ptx::fence_acc(s);
+    if constexpr (kFused && kDsInStage) ptx::named_barrier_arrive(5 + (wg ^ 1), 256);  // S^T read the Q tile
 #pragma unroll
     for (int jj = 0; jj < 8; ++jj) {
 #pragma unroll
@@ -580,7 +752,71 @@ __device__ __forceinline__ void dkv_body(const P& p) {
       pa[q >> 2][q & 3] = e4m3_round_bf16x2(__fmul_rn(s[2 * q], p_scale), __fmul_rn(s[2 * q + 1], p_scale));
   };
   // dV += Pq^T dO_col, dK += q(dS^T) Q_col of step it; with kNext, start step it+1.
-  auto back = [&](int64_t it, const Pos& pn, auto next_tag) {  // pn: the position of step it+1
+  // Fused: dS^T of step it (in dp) along s_kv -> the dS^T tile; dQ's product issued (not committed).
+  [[maybe_unused]] auto ds_tile = [&](int64_t it) -> uint8_t* {
+    if constexpr (kDsInStage) return stage0 + static_cast<int>(it & 1) * 4 * kStepTile;
+    else return ds_area + static_cast<int>(it & 1) * kAttnBwdDsTile;
+  };
+  [[maybe_unused]] auto dq_issue = [&](int64_t it, float (&acc)[32]) {
+    uint8_t* tile = ds_tile(it);
+    uint32_t e2 = col_block_exponents<false>(dp, l);
+    *xch_mine = e2;
+    ptx::named_barrier_sync(bar_pair, 64);
+    e2 = __vmaxu2(e2, *xch_partner);
+    const bool slow = (e2 & 0xFFFFu) > static_cast<uint32_t>(sm90gemm::Fp8Bits<ptx::Fp8Kind::E4M3>::kMaxFastE) ||
+                      (e2 >> 16) > static_cast<uint32_t>(sm90gemm::Fp8Bits<ptx::Fp8Kind::E4M3>::kMaxFastE);
+    uint8_t* row_ptr = tile + (64 * wg + r0) * 128;
+    if (__any_sync(0xFFFFFFFFu, slow)) {  // uniform over the pair of warps: they merged the same words
+      ptx::named_barrier_sync(bar_pair, 64);  // the partner has read the fast words
+      e2 = col_block_exponents<true>(dp, l);
+      *xch_mine = e2;
+      ptx::named_barrier_sync(bar_pair, 64);
+      e2 = __vmaxu2(e2, *xch_partner);
+      if constexpr (kDsInStage) ptx::named_barrier_sync(5 + wg, 256);  // the other S^T is done with Q
+      col_quant_store<true>(dp, e2, row_ptr, l);
+    } else {
+      if constexpr (kDsInStage) ptx::named_barrier_sync(5 + wg, 256);
+      col_quant_store<false>(dp, e2, row_ptr, l);
+    }
+    ptx::fence_proxy_async_shared();  // generic stores -> wgmma's reads
+    ptx::named_barrier_sync(bar_ds, kDsThreads);
+    const uint32_t a_lo = ptx::smem_desc_sw128_lo(ptx::smem_addr(tile));
+    ptx::undef_acc(acc);
+    ptx::wgmma_fence();
+    if constexpr (kDsInStage) {  // N split: this warpgroup's 64 columns of dQ, K = all 128 kv rows
+#pragma unroll
+      for (int kk = 0; kk < 8; ++kk)
+        wgmma_bf16_ss_ta64(acc, desc(a_lo, kk * 2048), desc(kc_lo0, (kk >> 2) * (D * 128) + wg * 64 * 128 + (kk & 3) * 32),
+                           kk > 0);
+    } else {  // K split: the warpgroup's own 64 kv rows, all D columns
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk)
+        wgmma_bf16_ss_ta64(acc, desc(a_lo, wg * 8192 + kk * 2048), desc(kc_lo0, wg * (D * 128) + kk * 32), kk > 0);
+    }
+  };
+  // The retired dQ product of step it (at ps) -> a 64 x 64 fp32 staging tile in fragment order
+  // (conflict-free 16-byte stores) -> one TMA bulk reduce-add of 16 KiB into the dQ workspace, issued
+  // by thread 0 of the warpgroup. D = 128: the staging tiles are the stage's dO (warpgroup 0) and
+  // dO_col^T (warpgroup 1) tiles, whose readers (dP^T, dV of both warpgroups) are done once the dS^T
+  // barrier of the step is passed; thread 0 releases the stage only after the bulk read. D = 64:
+  // one tile per warpgroup, reused a step later, after thread 0 has waited for the read.
+  // (Per-thread red.global.add.v2.f32 of the same data cost ~1.1 ms of 4.7 at B2 H32 S4096 D128.)
+  [[maybe_unused]] auto dq_reduce = [&](int64_t it, const Pos& ps, float (&acc)[32]) {
+    uint8_t* stg = kDsInStage ? stage0 + static_cast<int>(it & 1) * 4 * kStepTile + (wg == 0 ? 1 : 3) * kStepTile
+                              : stg_area + wg * kAttnBwdDqTileBytes;
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      *reinterpret_cast<float4*>(stg + ((w * 8 + j) * 32 + l) * 16) =
+          make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
+    ptx::fence_proxy_async_shared();  // generic stores -> the bulk copy's reads
+    ptx::named_barrier_sync(9 + wg, 128);
+    if (t == 0) {
+      float* dst = p.dq_acc + ((ps.bh * (p.sq_pad / kStep) + ps.i0 / kStep) * (D / 64) + (kDsInStage ? wg : 0)) * 4096;
+      bulk_reduce_add_f32(dst, ptx::smem_addr(stg), kAttnBwdDqTileBytes);
+      bulk_commit();
+    }
+  };
+  auto back = [&](int64_t it, const Pos& pc, const Pos& pn, auto next_tag) {  // pc, pn: positions of steps it, it+1
     constexpr bool kNext = decltype(next_tag)::value;
     const uint32_t qc_lo = ptx::smem_desc_sw128_lo(stage_addr(it) + 2 * kStepTile), doc_lo = qc_lo + (kStepTile >> 4);
     Ld ldn{};
@@ -595,7 +831,35 @@ __device__ __forceinline__ void dkv_body(const P& p) {
 #pragma unroll
     for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dk, da[k], desc(qc_lo, k * 32), 1);
     ptx::wgmma_commit();
-    if constexpr (kNext) {
+    if constexpr (kFused) {
+      ptx::wgmma_wait<1>();  // dV done: its A registers are free for the column quantization
+#pragma unroll
+      for (int k = 0; k < 4; ++k) ptx::fence_regs(pa[k]);
+      float dq[32];
+      dq_issue(it, dq);
+      ptx::wgmma_commit();
+      // dK and dQ retire before step it+1's S^T goes out: with S^T in flight next to the dQ
+      // accumulator, ptxas serializes the wgmmas and spills (C7512) at D = 128.
+      ptx::wgmma_wait<0>();
+#pragma unroll
+      for (int k = 0; k < 4; ++k) ptx::fence_regs(da[k]);
+      ptx::fence_acc(dq);
+      dq_reduce(it, pc, dq);
+      if constexpr (kNext) {
+        // The stage (and at D = 128 its dS^T and staging tiles) is free; thread 0 of each warpgroup
+        // arrives once its bulk reduction has read the staging tile.
+        if (!kDsInStage || t != 0) ptx::mbar_arrive(&empty[it & 1]);
+        issue_s(it + 1);
+        issue_dp(it + 1);
+        if (t == 0) {
+          bulk_wait_read_all();
+          if constexpr (kDsInStage) ptx::mbar_arrive(&empty[it & 1]);
+        }
+        front(pn, ldn);
+      } else if (t == 0) {
+        bulk_wait_all();  // before the CTA's shared memory goes away
+      }
+    } else if constexpr (kNext) {
       ptx::wgmma_wait<1>();  // dV done: its A registers are free
 #pragma unroll
       for (int k = 0; k < 4; ++k) ptx::fence_regs(pa[k]);
@@ -622,10 +886,11 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     issue_dp(0);
     front(pn, ld0);
     for (int64_t it = 0; it + 1 < n_iters; ++it) {
+      const Pos pc = pn;
       pn = next_pos(pn);
-      back(it, pn, std::true_type{});
+      back(it, pc, pn, std::true_type{});
     }
-    back(n_iters - 1, pn, std::false_type{});
+    back(n_iters - 1, pn, pn, std::false_type{});
   }
   ptx::fence_acc(dv);
   ptx::fence_acc(dk);
@@ -852,10 +1117,10 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
-template <int D>
+template <int D, bool kFused>
 __device__ __forceinline__ void dkv_entry(const P& p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  dkv_body<D>(p);
+  dkv_body<D, kFused>(p);
 #else
   // Generic PTX build (compute_90 without 'a'): no wgmma; the launcher never selects this kernel
   // on such a device, and a stray launch fails loudly rather than silently.
@@ -888,7 +1153,15 @@ __device__ __forceinline__ void dq_entry(const P& p) {
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(mxq::kAttnBwdThreads, 1)                                            \
       mxq_attn_bwd_sm90_dkv_d##D(const __grid_constant__ mxq::AttnBwdSm90Params p) {                               \
-    mxq::sm90attn::dkv_entry<D>(p);                                                                                \
+    mxq::sm90attn::dkv_entry<D, false>(p);                                                                         \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(mxq::kAttnBwdThreads, 1)                                            \
+      mxq_attn_bwd_sm90_dkvq_d##D(const __grid_constant__ mxq::AttnBwdSm90Params p) {                              \
+    mxq::sm90attn::dkv_entry<D, true>(p);                                                                          \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(mxq::kAttnBwdPostThreads)                                           \
+      mxq_attn_bwd_sm90_dqpost_d##D(const __grid_constant__ mxq::AttnBwdSm90Params p) {                            \
+    mxq::sm90attn::dq_post_body<D>(p);                                                                             \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(mxq::kAttnBwdThreads, 1)                                            \
       mxq_attn_bwd_sm90_dq_d##D(const __grid_constant__ mxq::AttnBwdSm90Params p) {                                \

@@ -52,6 +52,8 @@ struct alignas(64) AttnBwdSm90Params {
   uint16_t* w_kt;
   int64_t sq_pad, skv_pad;    // round_up(S_max, 128) of each side
   uint16_t* dq;               // bf16, Q's layout
+  float* dq_acc;              // fused-dQ path: fp32 workspace [B*Hq][Sq_pad/64][D/64][64 x 64 tile in fragment
+                              // order] (dq_post_body), zeroed by the prep kernel
   uint16_t* dk;               // bf16, K's layout
   uint16_t* dv;               // bf16, V's layout
   const int32_t* cu_q;        // varlen: [B + 1] sequence starts (device), else null
@@ -83,6 +85,10 @@ constexpr int kAttnBwdDqStages = 3;  // dQ kernel: a stage is held until the nex
 constexpr int kAttnBwdDeltaThreads = 256;
 constexpr int kAttnBwdPrepThreads = 256;
 constexpr int kAttnBwdPrepOperands = 7;  // Q, dO, K, V along D; Q, dO, K along S
+constexpr int kAttnBwdPrepZeroDq = 7;    // prep's blockIdx.z of the fused path's dQ-accumulator zeroing
+constexpr int kAttnBwdPostThreads = 256;
+constexpr int kAttnBwdDsTile = kAttnBwdRowsPerCta * kAttnBwdStepRows * 2;  // dS^T tile, bf16 [128 kv][64 q]
+constexpr int kAttnBwdDqTileBytes = 64 * 64 * 4;  // fused dQ: a warpgroup's fp32 64 x 64 tile per step
 
 // Dynamic shared memory of each kernel for head dimension d (1 KiB alignment slack included):
 // dK/dV: resident K, V [128 x d] bf16; per stage Q, dO [64 x d] and Q_col^T, dO_col^T [d x 64] bf16;
@@ -91,6 +97,15 @@ constexpr int kAttnBwdPrepOperands = 7;  // Q, dO, K, V along D; Q, dO, K along 
 //        K_col^T [d x 64] bf16; the stages' mbarriers (64 bytes).
 constexpr int64_t attn_bwd_dkv_smem_bytes(int64_t d) {
   return 1024 + 2 * kAttnBwdRowsPerCta * d * 2 + kAttnBwdStages * 4 * kAttnBwdStepRows * d * 2 + 64;
+}
+// dK/dV with fused dQ (non-deterministic path): dK/dV's layout plus the resident K_col^T [d x 128]
+// bf16 (two 64-position panels), the dS^T tiles (D = 128: written over the stage's Q tile, which only
+// S^T reads; D = 64: one per stage), the fp32 dQ staging tiles of the bulk reductions (D = 128: the
+// stage's dO and dO_col^T tiles; D = 64: one per warpgroup) and 1 KiB of per-warp exponent exchange.
+constexpr int64_t attn_bwd_dkvq_smem_bytes(int64_t d) {
+  return 1024 + 2 * kAttnBwdRowsPerCta * d * 2 + kAttnBwdStages * 4 * kAttnBwdStepRows * d * 2 +
+         kAttnBwdRowsPerCta * d * 2 + (d == 128 ? 0 : kAttnBwdStages * kAttnBwdDsTile + 2 * kAttnBwdDqTileBytes) +
+         1024 + 64;
 }
 constexpr int64_t attn_bwd_dq_smem_bytes(int64_t d) {
   return 1024 + 2 * kAttnBwdRowsPerCta * d * 2 + 2 * kAttnBwdRowsPerCta * 4 + kAttnBwdDqStages * 3 * kAttnBwdStepRows * d * 2 + 64;

@@ -1,11 +1,18 @@
 // Host side of the GPU attention backward: which plans the sm_90a kernels (kernels/sm90/attention_bwd.cu)
 // can run and why not otherwise, the workspace (delta = rowsum(dO * O), fp32 [B, Hq, Sq], and the seven
-// operands dequantized to bf16 once, 14 bytes per (b, h, position, channel) over both sides), the four
-// launches (delta, prep, dK/dV, dQ) and the registry entry. Everything the kernels need is resolved here
-// from the immutable plan, so Execute only fills pointers and launches: no allocation, no host
-// synchronization, capturable in a CUDA graph. The result does not depend on the launch order of
-// CTAs (no atomics), so the DETERMINISTIC attribute needs nothing extra.
+// operands dequantized to bf16 once, 14 bytes per (b, h, position, channel) over both sides; the fused
+// path adds the fp32 dQ accumulator, 4 bytes per (b, q head, position, channel)), the four launches
+// (delta, prep, dK/dV, dQ; or delta, prep + zeroing of the dQ accumulator, dK/dV with fused dQ, dQ
+// post pass) and the registry entry. Everything the kernels need is resolved here from the immutable
+// plan, so Execute only fills pointers and launches: no allocation, no host synchronization,
+// capturable in a CUDA graph.
+// Two paths: the two-kernel one (dK/dV and dQ kernels, S and dP recomputed by both: 7 matmuls, no
+// atomics, the same bits every run) serves plans with the DETERMINISTIC attribute and is the
+// fallback; the fused one (dQ's contribution computed by the dK/dV kernel and reduced with fp32
+// atomics: 5 matmuls, dQ's bits depend on the order of the reductions) is the default otherwise.
+// MXQ_ATTN_BWD_FUSED_DQ=0/1 forces either for non-deterministic plans (docs/ENVIRONMENT.md).
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -40,13 +47,23 @@ std::string sm90_bwd_supports(const AttentionDesc& d, const DeviceInfo& dev) {
   return {};
 }
 
+// Whether a plan runs the fused-dQ path: never with the DETERMINISTIC attribute (its reductions land
+// in any order) nor where the fused kernel's shared memory does not fit; otherwise
+// MXQ_ATTN_BWD_FUSED_DQ=0/1 if set, else the measured rule (docs/PERFORMANCE.md, "Fifth session").
+bool use_fused_dq(const AttentionDesc& d, const DeviceInfo& dev) {
+  if (d.deterministic) return false;
+  if (attn_bwd_dkvq_smem_bytes(d.head_dim) > dev.smem_optin) return false;
+  if (const char* env = std::getenv("MXQ_ATTN_BWD_FUSED_DQ"); env && *env) return std::string(env) != "0";
+  return true;
+}
+
 class AttentionBwdSm90 final : public OpImpl {
  public:
-  AttentionBwdSm90(const AttentionDesc& d, Device& dev) : d_(d), dev_(dev) {
+  AttentionBwdSm90(const AttentionDesc& d, Device& dev) : d_(d), dev_(dev), fused_(use_fused_dq(d, dev.info())) {
     const int dim = static_cast<int>(d.head_dim);
     names_[0] = fmt::format("mxq_attn_bwd_sm90_delta_d{}", dim);
-    names_[1] = fmt::format("mxq_attn_bwd_sm90_dkv_d{}", dim);
-    names_[2] = fmt::format("mxq_attn_bwd_sm90_dq_d{}", dim);
+    names_[1] = fmt::format("mxq_attn_bwd_sm90_{}_d{}", fused_ ? "dkvq" : "dkv", dim);
+    names_[2] = fmt::format("mxq_attn_bwd_sm90_{}_d{}", fused_ ? "dqpost" : "dq", dim);
     names_[3] = fmt::format("mxq_attn_bwd_sm90_prep_d{}", dim);
     for (int i = 0; i < 4; ++i) fn_[i] = dev.kernel(names_[i].c_str());
 
@@ -78,15 +95,20 @@ class AttentionBwdSm90 final : public OpImpl {
     ws_delta_ = layout::round_up(d.batch * d.heads_q * d.seqlen_q * 4, 256);
     ws_q_ = d.batch * d.heads_q * base_.sq_pad * d.head_dim * 2;
     ws_kv_ = d.batch * d.heads_kv * base_.skv_pad * d.head_dim * 2;
+    ws_dqacc_ = fused_ ? d.batch * d.heads_q * base_.sq_pad * d.head_dim * 4 : 0;
   }
 
   std::string name() const override { return names_[1]; }
   std::string reason() const override {
-    return "sm_90a: FP8 operands dequantized exactly to bf16 once (workspace), bf16 wgmma, deterministic "
-           "(dK/dV and dQ kernels, no atomics)";
+    return fused_ ? "sm_90a: FP8 operands dequantized exactly to bf16 once (workspace), bf16 wgmma, dQ fused "
+                    "into the dK/dV kernel (fp32 atomics into the workspace, 5 matmuls; not deterministic)"
+                  : "sm_90a: FP8 operands dequantized exactly to bf16 once (workspace), bf16 wgmma, deterministic "
+                    "(dK/dV and dQ kernels, no atomics)";
   }
 
-  size_t workspace_bytes() const override { return static_cast<size_t>(ws_delta_ + 4 * ws_q_ + 3 * ws_kv_); }
+  size_t workspace_bytes() const override {
+    return static_cast<size_t>(ws_delta_ + 4 * ws_q_ + 3 * ws_kv_ + ws_dqacc_);
+  }
 
   size_t required_alignment(mxqArgSlot_t slot) const override {
     switch (slot) {
@@ -140,6 +162,7 @@ class AttentionBwdSm90 final : public OpImpl {
       uint8_t* at = ws + ws_delta_;
       for (uint16_t** w : {&p.w_q, &p.w_do, &p.w_qt, &p.w_dot}) *w = reinterpret_cast<uint16_t*>(at), at += ws_q_;
       for (uint16_t** w : {&p.w_k, &p.w_v, &p.w_kt}) *w = reinterpret_cast<uint16_t*>(at), at += ws_kv_;
+      if (fused_) p.dq_acc = reinterpret_cast<float*>(at);
     }
     MXQ_REQUIRE(p.q && p.q_sc && p.k && p.k_sc && p.v && p.v_sc && p.dout && p.dout_sc && p.qt && p.qt_sc && p.kt &&
                     p.kt_sc && p.doutt && p.doutt_sc,
@@ -174,24 +197,35 @@ class AttentionBwdSm90 final : public OpImpl {
       blk.x = kAttnBwdDeltaThreads;
       dev_.launch(fn_[0], g, blk, 0, stream, params, names_[0].c_str());
     }
-    // 2. The seven operands to bf16, once (positions past each sequence become zeros).
+    // 2. The seven operands to bf16, once (positions past each sequence become zeros); the fused
+    //    path's dQ accumulator zeroed by an eighth slice of the same grid.
     {
       Dim3 g, blk;
       g.x = static_cast<unsigned>(std::max(base_.sq_pad, base_.skv_pad) / kAttnBwdStepRows);
       g.y = static_cast<unsigned>(d_.batch * d_.heads_q);
-      g.z = kAttnBwdPrepOperands;
+      g.z = fused_ ? kAttnBwdPrepOperands + 1 : kAttnBwdPrepOperands;
       blk.x = kAttnBwdPrepThreads;
       dev_.launch(fn_[3], g, blk, 0, stream, params, names_[3].c_str());
     }
-    // 3. dK, dV: one CTA per (128 kv rows, kv head, batch entry).
+    // 3. dK, dV (fused: and dQ's contributions): one CTA per (128 kv rows, kv head, batch entry).
     {
       Dim3 g, blk;
       g.x = static_cast<unsigned>(layout::ceil_div(d_.seqlen_kv, kAttnBwdRowsPerCta));
       g.y = static_cast<unsigned>(d_.heads_kv);
       g.z = static_cast<unsigned>(d_.batch);
       blk.x = kAttnBwdThreads;
-      dev_.launch(fn_[1], g, blk, static_cast<size_t>(attn_bwd_dkv_smem_bytes(dim)), stream, params,
-                  names_[1].c_str());
+      const int64_t smem = fused_ ? attn_bwd_dkvq_smem_bytes(dim) : attn_bwd_dkv_smem_bytes(dim);
+      dev_.launch(fn_[1], g, blk, static_cast<size_t>(smem), stream, params, names_[1].c_str());
+    }
+    if (fused_) {
+      // 4. The fp32 dQ accumulator -> bf16 dQ in the output layout: one block per 64 x 64 tile.
+      Dim3 g, blk;
+      g.x = static_cast<unsigned>(layout::ceil_div(d_.seqlen_q, kAttnBwdStepRows) * (dim / 64));
+      g.y = static_cast<unsigned>(d_.heads_q);
+      g.z = static_cast<unsigned>(d_.batch);
+      blk.x = kAttnBwdPostThreads;
+      dev_.launch(fn_[2], g, blk, 0, stream, params, names_[2].c_str());
+      return;
     }
     // 4. dQ: one CTA per (128 q rows, q head, batch entry).
     {
@@ -217,10 +251,11 @@ class AttentionBwdSm90 final : public OpImpl {
 
   AttentionDesc d_;
   Device& dev_;
+  bool fused_ = false;
   std::string names_[4];
   CUfunction fn_[4] = {};
   AttnBwdSm90Params base_{};
-  int64_t ws_delta_ = 0, ws_q_ = 0, ws_kv_ = 0;
+  int64_t ws_delta_ = 0, ws_q_ = 0, ws_kv_ = 0, ws_dqacc_ = 0;
 };
 
 }  // namespace
@@ -232,7 +267,8 @@ void register_attention_bwd_kernels(Registry& r) {
   e.in_dtypes = {MXQ_DTYPE_E4M3, MXQ_DTYPE_E5M2};  // E5M2 reaches supports() and gets a reason
   e.out_dtypes = {MXQ_DTYPE_BF16};
   e.variant = "backward: exact FP8->bf16 dequantization once into the workspace, bf16 wgmma m64nNk16, "
-              "TMA producer (mbarriers) + 2 math warpgroups, dK/dV and dQ kernels (deterministic)";
+              "TMA producer (mbarriers) + 2 math warpgroups; dK/dV kernel with dQ fused by fp32 atomics, or "
+              "dK/dV and dQ kernels (deterministic)";
   e.priority = 0;
   e.supports = sm90_bwd_supports;
   e.make = [](const AttentionDesc& d, Device& dev) -> std::unique_ptr<OpImpl> {

@@ -78,9 +78,10 @@ constexpr int64_t kRingRowMaxTiles = 8192;
 // M-grouped rowwise plans with 16-bit inputs and no fusion run on the rowwise-only ring kernel (its
 // persistent blocks build the group table once and keep the next tile's loads in flight) unless the
 // tensor is large and its groups are tall: there the persistent register blocks with the counter-driven
-// tile order are ahead (measured in docs/PERFORMANCE.md: 8 groups of 2048 and 16384 rows).
+// tile order are ahead (docs/PERFORMANCE.md, "M-grouped plans, fifth session": 8 groups of 2048 and
+// 16384 rows, 128 groups of 1024).
 // MXQ_QUANT_MGROUPED=ring|persistent overrides the rule (docs/ENVIRONMENT.md).
-constexpr int64_t kMgTallGroupRows = 2048;
+constexpr int64_t kMgTallGroupRows = 1024;
 
 bool mgrouped_ring(const QuantizeDesc& d) {
   if (!grouped(d) || !ringrow_capable(d)) return false;

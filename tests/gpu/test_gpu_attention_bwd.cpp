@@ -12,11 +12,15 @@
 //   - against a float64 attention backward on the unquantized bf16 inputs, next to the error of the
 //     oracle and of a plain bf16 attention backward on the same inputs, printed for every case; the
 //     GPU must not be worse than the oracle there by more than kTolOracle.
-// Determinism: two runs are bitwise equal. Bad input: clear statuses, nothing written.
+// Both paths run every case (MXQ_ATTN_BWD_FUSED_DQ=0: dK/dV and dQ kernels; =1: dQ fused into the dK/dV
+// kernel with fp32 atomics, unless the plan is DETERMINISTIC). Determinism: two runs are bitwise equal
+// (dQ only on the deterministic path: the fused path's reductions land in any order; dK and dV on
+// both). Bad input: clear statuses, nothing written.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -406,6 +410,22 @@ size_t workspace_of(mxqAttentionPlan_t p) {
   return ws;
 }
 
+// Sets MXQ_ATTN_BWD_FUSED_DQ for the scope (plans read it at Finalize) and restores the old value.
+struct FusedDqEnv {
+  std::string old;
+  bool had;
+  explicit FusedDqEnv(const char* v) {
+    const char* o = std::getenv("MXQ_ATTN_BWD_FUSED_DQ");
+    had = o != nullptr;
+    if (had) old = o;
+    setenv("MXQ_ATTN_BWD_FUSED_DQ", v, 1);
+  }
+  ~FusedDqEnv() {
+    if (had) setenv("MXQ_ATTN_BWD_FUSED_DQ", old.c_str(), 1);
+    else unsetenv("MXQ_ATTN_BWD_FUSED_DQ");
+  }
+};
+
 void run_case(const Case& c, mxqHandle_t gpu, mxqHandle_t cpu) {
   const uint64_t seed = mxq_test::gpu::fresh_seed();
   std::mt19937_64 rng(seed);
@@ -429,79 +449,95 @@ void run_case(const Case& c, mxqHandle_t gpu, mxqHandle_t cpu) {
     MXQ_REQUIRE_OK(mxqAttentionPlanDestroy(bwd));
   }
 
-  // GPU, twice (bitwise determinism), outputs poisoned before each run.
   DeviceInputs dev(P);
-  mxqAttentionPlan_t bwd = make_plan(gpu, c, MXQ_ATTN_BACKWARD);
-  const size_t ws_bytes = workspace_of(bwd);
-  REQUIRE(ws_bytes >= static_cast<size_t>(c.b * c.hq * c.sq) * 4);
-  DeviceBuffer ws(ws_bytes);
-  const auto a = bwd_args(dev.ptrs(), c.varlen());
-  std::vector<uint16_t> runs[2][3];
-  for (int r = 0; r < 2; ++r) {
-    dev.poison();
-    ws.poison(0xFF);
-    MXQ_REQUIRE_OK(mxqAttentionExecute(gpu, bwd, a.data(), static_cast<int>(a.size()), ws.ptr(), ws_bytes, nullptr));
-    runs[r][0] = as_u16(dev.dq.download());
-    runs[r][1] = as_u16(dev.dk.download());
-    runs[r][2] = as_u16(dev.dv.download());
-    CHECK(dev.dq.guards_intact(0xFF));
-    CHECK(dev.dk.guards_intact(0xFF));
-    CHECK(dev.dv.guards_intact(0xFF));
-  }
-  MXQ_REQUIRE_OK(mxqAttentionPlanDestroy(bwd));
-  CHECK(runs[0][0] == runs[1][0]);
-  CHECK(runs[0][1] == runs[1][1]);
-  CHECK(runs[0][2] == runs[1][2]);
-
-  // Written exactly where the oracle wrote, nowhere else.
   const std::vector<char> in_q = inside_mask(P.qs), in_kv = inside_mask(P.ks);
-  auto check_written = [&](const std::vector<uint16_t>& got, const std::vector<uint16_t>& ref, const std::vector<char>& in,
-                           const char* name) {
-    size_t unwritten = 0, stray = 0, nonfinite_ref = 0;
-    for (size_t i = 0; i < got.size(); ++i) {
-      const bool gnan = (got[i] & 0x7F80) == 0x7F80;
-      if (in[i]) {
-        if ((ref[i] & 0x7F80) == 0x7F80) ++nonfinite_ref;
-        else if (gnan) ++unwritten;
-      } else if (got[i] != 0xFFFF) {
-        ++stray;
-      }
-    }
-    INFO(name << ": " << unwritten << " elements inside a sequence not written (or non-finite), " << stray
-              << " written outside, " << nonfinite_ref << " non-finite in the oracle");
-    CHECK(unwritten == 0);
-    CHECK(stray == 0);
-    CHECK(nonfinite_ref == 0);
-  };
-  check_written(runs[0][0], dq_ref, in_q, "dQ");
-  check_written(runs[0][1], dk_ref, in_kv, "dK");
-  check_written(runs[0][2], dv_ref, in_kv, "dV");
-
-  // Errors against the oracle and against float64 / bf16 plain attention.
   std::vector<double> f_dq, f_dk, f_dv, b_dq, b_dk, b_dv;
   plain_backward(P, false, f_dq, f_dk, f_dv);
   plain_backward(P, true, b_dq, b_dk, b_dv);
-  const double o_q = rel_err(runs[0][0], to_f64(dq_ref), in_q), o_k = rel_err(runs[0][1], to_f64(dk_ref), in_kv),
-               o_v = rel_err(runs[0][2], to_f64(dv_ref), in_kv);
-  const double g_q = rel_err(runs[0][0], f_dq, in_q), g_k = rel_err(runs[0][1], f_dk, in_kv), g_v = rel_err(runs[0][2], f_dv, in_kv);
-  const double r_q = rel_err(dq_ref, f_dq, in_q), r_k = rel_err(dk_ref, f_dk, in_kv), r_v = rel_err(dv_ref, f_dv, in_kv);
-  auto bf = [](const std::vector<double>& x) {
-    std::vector<uint16_t> o(x.size());
-    for (size_t i = 0; i < x.size(); ++i) o[i] = to_bf16(static_cast<float>(x[i]));
-    return o;
-  };
-  const double p_q = rel_err(bf(b_dq), f_dq, in_q), p_k = rel_err(bf(b_dk), f_dk, in_kv), p_v = rel_err(bf(b_dv), f_dv, in_kv);
-  std::printf("attention bwd %s\n  vs oracle: dQ %.2e dK %.2e dV %.2e | vs fp64 plain: GPU dQ %.3e dK %.3e dV %.3e, "
-              "oracle %.3e %.3e %.3e, plain bf16 %.3e %.3e %.3e\n",
-              describe(c).c_str(), o_q, o_k, o_v, g_q, g_k, g_v, r_q, r_k, r_v, p_q, p_k, p_v);
-  INFO("vs oracle dQ " << o_q << " dK " << o_k << " dV " << o_v);
-  CHECK(o_q <= kTolOracle);
-  CHECK(o_k <= kTolOracle);
-  CHECK(o_v <= kTolOracle);
-  INFO("vs fp64: GPU " << g_q << " " << g_k << " " << g_v << ", oracle " << r_q << " " << r_k << " " << r_v);
-  CHECK(g_q <= r_q + kTolOracle);
-  CHECK(g_k <= r_k + kTolOracle);
-  CHECK(g_v <= r_v + kTolOracle);
+  size_t ws_of_path[2] = {0, 0};
+  for (int fused = 0; fused < 2; ++fused) {
+    const FusedDqEnv env(fused ? "1" : "0");
+    const bool dq_deterministic = !fused || c.deterministic;
+    INFO("path: MXQ_ATTN_BWD_FUSED_DQ=" << fused);
+    // GPU, twice (bitwise determinism), outputs poisoned before each run.
+    mxqAttentionPlan_t bwd = make_plan(gpu, c, MXQ_ATTN_BACKWARD);
+    const size_t ws_bytes = workspace_of(bwd);
+    ws_of_path[fused] = ws_bytes;
+    REQUIRE(ws_bytes >= static_cast<size_t>(c.b * c.hq * c.sq) * 4);
+    DeviceBuffer ws(ws_bytes);
+    const auto a = bwd_args(dev.ptrs(), c.varlen());
+    std::vector<uint16_t> runs[2][3];
+    for (int r = 0; r < 2; ++r) {
+      dev.poison();
+      ws.poison(0xFF);
+      MXQ_REQUIRE_OK(mxqAttentionExecute(gpu, bwd, a.data(), static_cast<int>(a.size()), ws.ptr(), ws_bytes, nullptr));
+      runs[r][0] = as_u16(dev.dq.download());
+      runs[r][1] = as_u16(dev.dk.download());
+      runs[r][2] = as_u16(dev.dv.download());
+      CHECK(dev.dq.guards_intact(0xFF));
+      CHECK(dev.dk.guards_intact(0xFF));
+      CHECK(dev.dv.guards_intact(0xFF));
+    }
+    MXQ_REQUIRE_OK(mxqAttentionPlanDestroy(bwd));
+    if (dq_deterministic) CHECK(runs[0][0] == runs[1][0]);
+    CHECK(runs[0][1] == runs[1][1]);
+    CHECK(runs[0][2] == runs[1][2]);
+
+    // Written exactly where the oracle wrote, nowhere else.
+    auto check_written = [&](const std::vector<uint16_t>& got, const std::vector<uint16_t>& ref, const std::vector<char>& in,
+                             const char* name) {
+      size_t unwritten = 0, stray = 0, nonfinite_ref = 0;
+      for (size_t i = 0; i < got.size(); ++i) {
+        const bool gnan = (got[i] & 0x7F80) == 0x7F80;
+        if (in[i]) {
+          if ((ref[i] & 0x7F80) == 0x7F80) ++nonfinite_ref;
+          else if (gnan) ++unwritten;
+        } else if (got[i] != 0xFFFF) {
+          ++stray;
+        }
+      }
+      INFO(name << ": " << unwritten << " elements inside a sequence not written (or non-finite), " << stray
+                << " written outside, " << nonfinite_ref << " non-finite in the oracle");
+      CHECK(unwritten == 0);
+      CHECK(stray == 0);
+      CHECK(nonfinite_ref == 0);
+    };
+    check_written(runs[0][0], dq_ref, in_q, "dQ");
+    check_written(runs[0][1], dk_ref, in_kv, "dK");
+    check_written(runs[0][2], dv_ref, in_kv, "dV");
+    if (!dq_deterministic) check_written(runs[1][0], dq_ref, in_q, "dQ (second run)");
+
+    // Errors against the oracle and against float64 / bf16 plain attention.
+    const double o_q = rel_err(runs[0][0], to_f64(dq_ref), in_q), o_k = rel_err(runs[0][1], to_f64(dk_ref), in_kv),
+                 o_v = rel_err(runs[0][2], to_f64(dv_ref), in_kv);
+    const double g_q = rel_err(runs[0][0], f_dq, in_q), g_k = rel_err(runs[0][1], f_dk, in_kv), g_v = rel_err(runs[0][2], f_dv, in_kv);
+    const double r_q = rel_err(dq_ref, f_dq, in_q), r_k = rel_err(dk_ref, f_dk, in_kv), r_v = rel_err(dv_ref, f_dv, in_kv);
+    auto bf = [](const std::vector<double>& x) {
+      std::vector<uint16_t> o(x.size());
+      for (size_t i = 0; i < x.size(); ++i) o[i] = to_bf16(static_cast<float>(x[i]));
+      return o;
+    };
+    const double p_q = rel_err(bf(b_dq), f_dq, in_q), p_k = rel_err(bf(b_dk), f_dk, in_kv), p_v = rel_err(bf(b_dv), f_dv, in_kv);
+    std::printf("attention bwd %s %s\n  vs oracle: dQ %.2e dK %.2e dV %.2e | vs fp64 plain: GPU dQ %.3e dK %.3e dV %.3e, "
+                "oracle %.3e %.3e %.3e, plain bf16 %.3e %.3e %.3e\n",
+                describe(c).c_str(), fused ? "[fused-dQ env]" : "[two-kernel env]", o_q, o_k, o_v, g_q, g_k, g_v, r_q, r_k, r_v, p_q, p_k, p_v);
+    INFO("vs oracle dQ " << o_q << " dK " << o_k << " dV " << o_v);
+    CHECK(o_q <= kTolOracle);
+    CHECK(o_k <= kTolOracle);
+    CHECK(o_v <= kTolOracle);
+    INFO("vs fp64: GPU " << g_q << " " << g_k << " " << g_v << ", oracle " << r_q << " " << r_k << " " << r_v);
+    CHECK(g_q <= r_q + kTolOracle);
+    CHECK(g_k <= r_k + kTolOracle);
+    CHECK(g_v <= r_v + kTolOracle);
+    if (!dq_deterministic) {  // the second run's dQ (other reduction order) meets the same bound
+      const double o_q2 = rel_err(runs[1][0], to_f64(dq_ref), in_q);
+      INFO("second run vs oracle dQ " << o_q2);
+      CHECK(o_q2 <= kTolOracle);
+    }
+  }
+  // The fused path (taken unless the plan is deterministic) adds the fp32 dQ accumulator to the workspace.
+  const size_t acc_bytes = static_cast<size_t>(c.b * c.hq * ((c.sq + 127) / 128 * 128) * c.d * 4);
+  CHECK(ws_of_path[1] == ws_of_path[0] + (c.deterministic ? 0 : acc_bytes));
 }
 
 }  // namespace
