@@ -375,7 +375,7 @@ __device__ __forceinline__ void ring_issue_lean(const QuantizeParams& p, const Q
 
 // kCol = false: the rowwise-only instantiation (mxq_quantize_ringrow_*): pass A only, one barrier per
 // tile, no columnwise staging, 3 blocks per SM.
-// kDyn (mxq_quantize_ringdyn_*, ungrouped plans with many tiles per block; kQuantDynamicTiles): after
+// kDyn (mxq_quantize_ringdyn_* / ringrowdyn_*, plans with many tiles per block; kQuantDynamicTiles): after
 // its first tile (blockIdx.x) a block takes tiles in order from the counter in the workspace (ticket +
 // gridDim.x) instead of every gridDim.x-th tile, so the tiles in flight stay one window of the tensor:
 // the static order lets the blocks drift apart, and the scattered DRAM traffic cost 3-5 points of the
@@ -434,8 +434,7 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
     if (walk) return tile_at(p, q);
     return mgrouped ? quant_tile_mgrouped(p, tile, meta) : quant_tile(p, tile, group_smem, meta);
   };
-  static_assert(!kDyn || kCol, "the counter order is for the columnwise ring");
-  // kDyn: scan_tmp holds the tickets (only grouped plans build a group table).
+  // kDyn: scan_tmp holds the tickets (build_group_table, the only other user, is done with it).
   if constexpr (kDyn) {
     if (threadIdx.x == 0) scan_tmp[0] = gridDim.x + static_cast<int64_t>(atomicAdd(p.tile_counter, 1ull));
   }
@@ -475,6 +474,11 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
     first_nload = 0;
     uint8_t* rs = s_rs + s * 512;
     if (row) ring_rowwise_scatter<I, F, kProp, !kCol>(p, t, st, rs, er, amax_all);
+    // kDyn, rowwise only (one barrier per tile): slot (it + 1) & 1 was last read at the top of the
+    // previous tile, before its barrier.
+    if constexpr (kDyn && !kCol) {
+      if (threadIdx.x == 0) scan_tmp[(it + 1) & 1] = gridDim.x + static_cast<int64_t>(ticket);
+    }
     __syncthreads();  // every thread's chunks (and rowwise scales) are in shared memory
     // Rowwise only (!kCol): pass A reads back only this thread's own chunks, so the stages need no
     // barrier of their own; the one above orders the scale tile before the epilogue.
@@ -519,6 +523,11 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
       mxq_quantize_ringdyn_##IN_NAME##_##F_NAME##PROP_NAME(const mxq::QuantizeParams p) {                  \
     mxq::dev::quant::quantize_ring<mxq::dev::In::IN, mxq::dev::Fp8::F, PROP, true, true>(p);               \
   }
+#define MXQ_QUANT_RINGROWDYN_ENTRY(IN, IN_NAME, F, F_NAME, PROP, PROP_NAME)                                 \
+  extern "C" __global__ void __launch_bounds__(mxq::kQuantThreads, 3)                                      \
+      mxq_quantize_ringrowdyn_##IN_NAME##_##F_NAME##PROP_NAME(const mxq::QuantizeParams p) {               \
+    mxq::dev::quant::quantize_ring<mxq::dev::In::IN, mxq::dev::Fp8::F, PROP, false, true>(p);              \
+  }
 #define MXQ_QUANT_RINGROW_ENTRY(IN, IN_NAME, F, F_NAME, PROP, PROP_NAME)                                    \
   extern "C" __global__ void __launch_bounds__(mxq::kQuantThreads, 3)                                      \
       mxq_quantize_ringrow_##IN_NAME##_##F_NAME##PROP_NAME(const mxq::QuantizeParams p) {                  \
@@ -536,4 +545,8 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
   MXQ_QUANT_RINGDYN_ENTRY(IN, IN_NAME, E4M3, e4m3, false, )      \
   MXQ_QUANT_RINGDYN_ENTRY(IN, IN_NAME, E4M3, e4m3, true, _prop)  \
   MXQ_QUANT_RINGDYN_ENTRY(IN, IN_NAME, E5M2, e5m2, false, )      \
-  MXQ_QUANT_RINGDYN_ENTRY(IN, IN_NAME, E5M2, e5m2, true, _prop)
+  MXQ_QUANT_RINGDYN_ENTRY(IN, IN_NAME, E5M2, e5m2, true, _prop)  \
+  MXQ_QUANT_RINGROWDYN_ENTRY(IN, IN_NAME, E4M3, e4m3, false, )      \
+  MXQ_QUANT_RINGROWDYN_ENTRY(IN, IN_NAME, E4M3, e4m3, true, _prop)  \
+  MXQ_QUANT_RINGROWDYN_ENTRY(IN, IN_NAME, E5M2, e5m2, false, )      \
+  MXQ_QUANT_RINGROWDYN_ENTRY(IN, IN_NAME, E5M2, e5m2, true, _prop)

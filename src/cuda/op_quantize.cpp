@@ -141,16 +141,18 @@ bool uses_table(const QuantizeDesc& d) { return grouped(d) && d.num_groups > kQu
 // apart and the DRAM traffic of the scattered tiles cost 3-7 points of the copy at the large shapes
 // (docs/PERFORMANCE.md, "Sixth round"). Columnwise-only transposed plans keep the static order until
 // the counter build is measured there: the only measurement so far (in a slower build of the kernel)
-// put it below the static kernel. MXQ_QUANT_RING_ORDER=static|counter overrides the rule
+// put it below the static kernel. The rowwise-only ring (ungrouped and M-grouped plans) takes the
+// same rule (mxq_quantize_ringrowdyn_*). MXQ_QUANT_RING_ORDER=static|counter overrides the rule
 // (docs/ENVIRONMENT.md).
 bool ring_counter_order(const QuantizeDesc& d, int64_t tiles, int64_t blocks) {
-  if (!uses_ring(d) || grouped(d)) return false;
+  const bool ring = uses_ring(d) && !grouped(d);
+  if (!ring && !uses_ringrow(d)) return false;
   if (const char* env = std::getenv("MXQ_QUANT_RING_ORDER"); env && *env) {
     const std::string v(env);
     if (v == "counter") return true;
     if (v == "static") return false;
   }
-  if (d.colwise_transposed && !d.rowwise()) return false;
+  if (ring && d.colwise_transposed && !d.rowwise()) return false;
   return tiles >= kDynamicTilesPerBlock * blocks;
 }
 
@@ -197,7 +199,8 @@ class QuantizeOp final : public OpImpl {
     dynamic_ = grouped(d) && !needs_tiled(d) && !uses_ringrow(d) && tiles_ >= kDynamicTilesPerBlock * blocks_;
     if (ring_counter_order(d, tiles_, blocks_)) {
       // The counter-order instantiation has the static one's registers and shared memory: blocks_ stands.
-      kernel_ = "mxq_quantize_ringdyn" + kernel_.substr(std::string("mxq_quantize_ring").size());
+      const std::string stem = uses_ringrow(d) ? "mxq_quantize_ringrow" : "mxq_quantize_ring";
+      kernel_ = stem + "dyn" + kernel_.substr(stem.size());
       fn_ = dev.kernel(kernel_.c_str());
       dynamic_ = true;
     }
@@ -214,10 +217,10 @@ class QuantizeOp final : public OpImpl {
     if (uses_ring(d_)) {
       why += ", persistent blocks, a two-stage cp.async ring loads the next tile during this one";
       if (dynamic_) why += ", tiles taken in order from a counter in the workspace (>= 16 tiles per block)";
-    }
-    else if (uses_ringrow(d_))
+    } else if (uses_ringrow(d_)) {
       why += ", persistent blocks (3 per SM), a two-stage cp.async ring loads the next tile during this one";
-    else if (needs_tiled(d_) && persistent(d_)) why += ", persistent blocks prefetching their next tile";
+      if (dynamic_) why += ", tiles taken in order from a counter in the workspace (>= 16 tiles per block)";
+    } else if (needs_tiled(d_) && persistent(d_)) why += ", persistent blocks prefetching their next tile";
     if (grouped(d_) && !needs_tiled(d_)) {
       why += ", data tiles only (group padding zeroed as whole 16-byte lines)";
       if (!uses_ringrow(d_))
