@@ -98,28 +98,60 @@ __device__ __forceinline__ uint32_t mask_range(uint32_t w, int pos, int vlo, int
   return w & keep_below & keep_above;
 }
 
+// One m64n256k16 bf16 wgmma with A from registers (the accumulator of two side-by-side m64n128k16
+// ones: d[64h + i] is acc[h][i], the same columns), B K-major 128-byte swizzled, D += A * B^T.
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+__device__ __forceinline__ void wgmma_bf16_rs_n256(float (&d)[128], const uint32_t (&a)[4], uint64_t desc_b) {
+  asm volatile("{\n"
+               "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}"
+               ", {%128, %129, %130, %131}, %132, 1, 1, 1, 0;\n}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), 
+                 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), 
+                 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), 
+                 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), 
+                 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), 
+                 "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), 
+                 "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), 
+                 "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), 
+                 "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), 
+                 "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), 
+                 "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), 
+                 "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), 
+                 "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), 
+                 "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), 
+                 "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), 
+                 "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b));
+}
+#endif
+
 // kKGroupedKernel: the K-grouped (wgrad) instance; M-grouped and dense plans launch the other one,
 // whose registers the K-grouped masking and shifted-block paths would otherwise crowd.
 // kBPre: B arrives dequantized (bf16 workspace, see bprep_body) by TMA straight into the ring's
 // bf16 slots; the consumers convert only A and release a stage once its wgmmas are done.
-template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, bool kKGroupedKernel, bool kBPre = false>
+template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, bool kKGroupedKernel, bool kBPre = false, int kVar = 0>
 __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   const GemmSm90Params& p = tp.g;
+  // kBPre variants (measurement switch, MXQ_GEMM_SM90_VARIANT): bit 3 the restructured A-only loop,
+  // with bit 0 one m64n256k16 wgmma per K step instead of two m64n128k16, bit 1 A converted one
+  // stage further ahead (three fragment sets), bit 2 a 5-deep ring.
+  constexpr int kRing = kBPre && (kVar & 4) ? 5 : kStages;
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = ptx::smem_align1024(smem_raw);
   // In-kernel B: [kSlots] bf16 slots, then the FP8 ring [stage] A box (8 KiB), B box (16 KiB).
   // kBPre: [kStages] bf16 slots (the ring's B), then [kStages] A boxes.
-  uint8_t* smem_fp8 = smem + (kBPre ? kStages : kSlots) * kSlotBytes;
-  uint64_t* full = reinterpret_cast<uint64_t*>(smem_fp8 + kStages * (kBPre ? kAStageBytes : kStageBytes));
-  uint64_t* empty = full + kStages;
-  int* table = reinterpret_cast<int*>(empty + kStages);  // ends[G+1], prefix[G+1]
+  uint8_t* smem_fp8 = smem + (kBPre ? kRing : kSlots) * kSlotBytes;
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem_fp8 + kRing * (kBPre ? kAStageBytes : kStageBytes));
+  uint64_t* empty = full + kRing;
+  int* table = reinterpret_cast<int*>(empty + kRing);  // ends[G+1], prefix[G+1]
   __shared__ int warp_buf[kThreads / 32];
 
   const int tid = threadIdx.x;
   // full: the producer's arrive.expect_tx (TMA completes the bytes); empty: every consumer thread,
   // once the stage is converted (kBPre: once its wgmmas are done).
-  if (tid == 0) ptx::mbar_init_ring(full, empty, kStages, 1, 256);
+  if (tid == 0) ptx::mbar_init_ring(full, empty, kRing, 1, 256);
   const TileSpace ts = build_tile_space<kThreads>(p, kBN, table, warp_buf);
   __syncthreads();  // barriers initialized, table visible
 
@@ -144,7 +176,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
       // stages line up with A's, which start at a0.
       const int32_t bcol0 = kBPre && ts.kgrouped ? __ldg(p.bprep_cols + ti.group) : 0;
       for (int kt = 0; kt < nk; ++kt, ++it) {
-        const uint32_t s = it % kStages, round = it / kStages;
+        const uint32_t s = it % kRing, round = it / kRing;
         ptx::mbar_wait(&empty[s], (round & 1) ^ 1);
         const int32_t kc0 = static_cast<int32_t>(a0 + int64_t(kt) * kBK);
         if constexpr (kBPre) {
@@ -265,6 +297,153 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
         if (nk > 2) load_words(1, wa_n1, wb_n1);
       }
       uint32_t xa[4][4], xb[4][4];  // A fragments of even / odd stages
+      if constexpr (kBPre && (kVar & 8) != 0) {
+        // B arrives as bf16 in the ring stage's slot; only A is converted here. kAhead: stage kt + 1's
+        // A is converted right after stage kt's wgmmas are issued, while stages kt - 1 and kt are in
+        // flight (three fragment sets, rotated by unrolling the loop by three); else after stage
+        // kt - 1's wgmmas are done, with only stage kt in flight (two sets).
+        constexpr bool kN256 = (kVar & 1) != 0, kAhead = (kVar & 2) != 0;
+        const uint32_t it0 = it;
+        uint32_t ean[2][2] = {{kNoScale, kNoScale}, {kNoScale, kNoScale}}, ebn[3];  // kAhead, shifted: codes a stage ahead
+        // Converts stage kt's A rows (ring stage it0 + kt) into the fragments x.
+        auto convert = [&](int kt, uint32_t (&x)[4][4]) {
+          if constexpr (!kShift) {
+            if ((kt & 1) == 0 && kt > 0) {  // a new stage pair: its words were loaded two pairs ahead
+              wa[0] = wa_n1[0], wa[1] = wa_n1[1];
+              wa_n1[0] = wa_n2[0], wa_n1[1] = wa_n2[1];
+            }
+            const int kba = 2 * kt + (q >> 1);
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              ea[h][1] = code_of(wa[h], avalid[h], kba);
+              ea[h][0] = kNoScale;
+            }
+          }
+          const uint32_t g = it0 + static_cast<uint32_t>(kt), s = g % kRing, round = g / kRing;
+          const uint8_t* st = smem_fp8 + s * kAStageBytes;
+          // K-grouped: the stage's bytes inside the range, [vlo, vhi); the rest is another group's.
+          const int64_t rem = len + sh - int64_t(kt) * kBK;
+          const int vlo = kt == 0 ? sh : 0;
+          const int vhi = rem >= kBK ? kBK : rem <= 0 ? 0 : static_cast<int>(rem);
+          const bool masked = kKG && (vlo > 0 || vhi < kBK);
+          ptx::mbar_wait(&full[s], round & 1);
+          uint32_t aw[2][4];  // aw[h][j] is word j of row r0 + 8h's chunk q
+          {
+            const uint4 raw0 = *reinterpret_cast<const uint4*>(st + sw64_offset(r0, q));
+            const uint4 raw1 = *reinterpret_cast<const uint4*>(st + sw64_offset(r0 + 8, q));
+            aw[0][0] = raw0.x, aw[0][1] = raw0.y, aw[0][2] = raw0.z, aw[0][3] = raw0.w;
+            aw[1][0] = raw1.x, aw[1][1] = raw1.y, aw[1][2] = raw1.z, aw[1][3] = raw1.w;
+          }
+          if (masked) {
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+#pragma unroll
+              for (int j = 0; j < 4; ++j) aw[h][j] = mask_range(aw[h][j], 16 * q + 4 * j, vlo, vhi);
+          }
+          uint32_t spec_a = 0;
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) spec_a |= special_bits<AK>(aw[h][j]);
+          const bool slow_a = code_slow<AK>(ea[0][0]) || code_slow<AK>(ea[0][1]) || code_slow<AK>(ea[1][0]) ||
+                              code_slow<AK>(ea[1][1]) || (spec_a & 0x80808080u) != 0;
+          const uint32_t qsel = (q & 1) ? 0xFFFFu : selm;
+          auto emit_a = [&](auto slow_tag) {
+            constexpr bool kSlow = decltype(slow_tag)::value;
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+#pragma unroll
+              for (int h = 0; h < 2; ++h) {
+                const uint32_t H = ea[h][1];
+                if constexpr (kShift) {
+                  const uint32_t L = ea[h][0];
+                  const uint32_t sel = (qsel >> (4 * j)) & 0xFu;
+                  if constexpr (kSlow) cvt_exact_sel<AK>(aw[h][j], code_exact(L), code_exact(H), sel, x[j][h], x[j][h + 2]);
+                  else cvt_fast_sel<AK>(aw[h][j], code_mult<AK>(L), code_mult<AK>(H), sel, x[j][h], x[j][h + 2]);
+                } else {
+                  if constexpr (kSlow) cvt_exact<AK>(aw[h][j], code_exact(H), x[j][h], x[j][h + 2]);
+                  else cvt_fast<AK>(aw[h][j], code_mult<AK>(H) * 0x00010001u, x[j][h], x[j][h + 2]);
+                }
+              }
+            }
+          };
+          if (slow_a) emit_a(std::true_type{});
+          else emit_a(std::false_type{});
+        };
+        // Issues stage kt's wgmmas (both warpgroups, rows past the tile included: a wgmma under a branch
+        // the compiler cannot prove warp-uniform is serialized, ptxas C7518), then loads scales ahead
+        // (not before the wgmma fence, which would wait for them).
+        auto issue = [&](int kt, const uint32_t (&x)[4][4]) {
+          const uint32_t b_addr = ptx::smem_addr(smem + ((it0 + static_cast<uint32_t>(kt)) % kRing) * kSlotBytes);
+          ptx::wgmma_fence();
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            if constexpr (kN256) {
+              wgmma_bf16_rs_n256(reinterpret_cast<float(&)[128]>(acc), x[j], ptx::smem_desc_k128_sw128(b_addr + 32 * j));
+            } else {
+              ptx::wgmma_bf16_rs<128, 0>(acc[0], x[j], ptx::smem_desc_k128_sw128(b_addr + 32 * j), 1);
+              ptx::wgmma_bf16_rs<128, 0>(acc[1], x[j], ptx::smem_desc_k128_sw128(b_addr + 128 * 128 + 32 * j), 1);
+            }
+          }
+          ptx::wgmma_commit();
+          if constexpr (kShift) {
+            if constexpr (kAhead) {
+              if (kt + 2 < nk) load_e(kt + 2, ean, ebn);
+            } else {
+              if (kt + 1 < nk) load_e(kt + 1, ea, eb);
+            }
+          } else {
+            if ((kt & 1) == 0 && kt + 4 < nk) load_words((kt >> 1) + 2, wa_n2, wb_n2);
+          }
+        };
+        // Stage kt's wgmmas are done: its ring stage (A box read before them, slot read by them) is free.
+        auto release = [&](int kt) { ptx::mbar_arrive(&empty[(it0 + static_cast<uint32_t>(kt)) % kRing]); };
+        if constexpr (kAhead) {
+          uint32_t xc[4][4];
+          if (nk > 0) {
+            convert(0, xa);
+            if constexpr (kShift) {
+              if (nk > 1) load_e(1, ea, eb);
+            }
+          }
+          auto step = [&](int kt, uint32_t (&xi)[4][4], uint32_t (&xn)[4][4]) {
+            issue(kt, xi);
+            if (kt + 1 < nk) {
+              convert(kt + 1, xn);  // xn was read by stage kt - 2, done at the previous step's wait
+              if constexpr (kShift) {
+#pragma unroll
+                for (int h = 0; h < 2; ++h) ea[h][0] = ean[h][0], ea[h][1] = ean[h][1];
+              }
+            }
+            ptx::wgmma_wait<1>();  // stage kt - 1 done
+            if (kt > 0) release(kt - 1);
+          };
+          for (int kt = 0; kt < nk; kt += 3) {
+            step(kt, xa, xb);
+            if (kt + 1 >= nk) break;
+            step(kt + 1, xb, xc);
+            if (kt + 2 >= nk) break;
+            step(kt + 2, xc, xa);
+          }
+        } else {
+          for (int kt = 0; kt < nk; kt += 2) {
+            convert(kt, xa);
+            issue(kt, xa);
+            ptx::wgmma_wait<1>();  // stage kt - 1 done (and its fragments, xb)
+            if (kt > 0) release(kt - 1);
+            convert(kt + 1, xb);
+            issue(kt + 1, xb);
+            ptx::wgmma_wait<1>();
+            release(kt);
+          }
+        }
+        ptx::wgmma_wait<0>();
+        if (nk > 0) release(nk - 1);
+        it += static_cast<uint32_t>(nk);
+        ptx::fence_acc(acc[0]);
+        ptx::fence_acc(acc[1]);
+        return;
+      } else {
 
       auto stage = [&](int kt, uint32_t (&x)[4][4]) {
         if constexpr (!kShift) {
@@ -420,6 +599,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
       if (kBPre && nk > 0) ptx::mbar_arrive(&empty[(it + kStages - 1) % kStages]);
       ptx::fence_acc(acc[0]);
       ptx::fence_acc(acc[1]);
+      }
     };
     if constexpr (!kKGroupedKernel) run(std::false_type{}, std::false_type{});
     else if ((ti.t0 & 15) == 0) run(std::true_type{}, std::false_type{});
@@ -648,11 +828,13 @@ __device__ __forceinline__ void bprep_table_body(const GemmSm90Params& p, int32_
 
 // extern "C" entry points, looked up by name from the embedded image (src/cuda/op_gemm.cpp):
 // mxq_gemm_sm90_tma_<A>_<B>_<D>[_kgrouped].
-#define MXQ_GEMM_SM90_TMA_ENTRY(NAME, AK, BK, F32, KG, BP)                                                         \
+#define MXQ_GEMM_SM90_TMA_ENTRY_V(NAME, AK, BK, F32, KG, BP, V)                                                    \
   extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90TmaThreads, 1)                                         \
       NAME(const __grid_constant__ mxq::GemmSm90TmaParams p) {                                                      \
-    mxq::sm90gemm::tmapath::gemm_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, KG, BP>(p);                \
+    mxq::sm90gemm::tmapath::gemm_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, KG, BP, V>(p);             \
   }
+#define MXQ_GEMM_SM90_TMA_ENTRY(NAME, AK, BK, F32, KG, BP) MXQ_GEMM_SM90_TMA_ENTRY_V(NAME, AK, BK, F32, KG, BP, 0)
+#ifndef MXQ_GEMM_SM90_TMA_VARIANTS_ONLY
 #define MXQ_GEMM_SM90_TMA_ENTRIES(A, B, AK, BK)                                                   \
   MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16, AK, BK, false, false, false)       \
   MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32, AK, BK, true, false, false)         \
@@ -686,3 +868,4 @@ extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90BPrepTableThreads)
 MXQ_GEMM_SM90_TMA_ENTRIES(e4m3, e4m3, E4M3, E4M3)
 MXQ_GEMM_SM90_TMA_ENTRIES(e4m3, e5m2, E4M3, E5M2)
 MXQ_GEMM_SM90_TMA_ENTRIES(e5m2, e4m3, E5M2, E4M3)
+#endif  // MXQ_GEMM_SM90_TMA_VARIANTS_ONLY
