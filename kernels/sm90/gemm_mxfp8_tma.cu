@@ -14,8 +14,10 @@
 //      stage's bf16 slot (128-byte swizzle, the layout wgmma's descriptor reads) and its A rows'
 //      bytes into the A fragments of register-sourced wgmma; release the FP8 stage;
 //   2. proxy fence, named barrier over the 256 consumer threads (B's slot is whole);
-//   3. issue the stage's 2 x 4 m64n128k16 wgmmas and commit; wait until one group is pending,
-//      i.e. the *previous* stage's wgmmas are done.
+//   3. issue the stage's 4 m64n256k16 wgmmas (one per 16-wide K step, all 256 columns) and commit;
+//      wait until one group is pending, i.e. the *previous* stage's wgmmas are done. (Two
+//      m64n128k16 per K step, the form until the fifth session, issue twice the wgmmas and send the
+//      A fragments twice: ~2% slower, docs/PERFORMANCE.md "Grouped GEMM".)
 // So a stage's conversion runs while the tensor cores work on the stage before it. Reuse: the A
 // fragments alternate between two register sets (the loop is unrolled by two; an odd stage count
 // gets one all-zero stage, whose TMA box lies past K and whose scales are 0), and a bf16 slot is
@@ -134,24 +136,23 @@ template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, bool kKGroupedKernel, bool kBPre
 __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   const GemmSm90Params& p = tp.g;
-  // kBPre variants (measurement switch, MXQ_GEMM_SM90_VARIANT): bit 3 the restructured A-only loop,
-  // with bit 0 one m64n256k16 wgmma per K step instead of two m64n128k16, bit 1 A converted one
-  // stage further ahead (three fragment sets), bit 2 a 5-deep ring.
-  constexpr int kRing = kBPre && (kVar & 4) ? 5 : kStages;
+  // kVar (measurement switch, MXQ_GEMM_SM90_VARIANT): bit 0 two m64n128k16 wgmmas per K step (the
+  // previous form) instead of one m64n256k16.
+  constexpr bool kN256 = (kVar & 1) == 0;
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = ptx::smem_align1024(smem_raw);
   // In-kernel B: [kSlots] bf16 slots, then the FP8 ring [stage] A box (8 KiB), B box (16 KiB).
   // kBPre: [kStages] bf16 slots (the ring's B), then [kStages] A boxes.
-  uint8_t* smem_fp8 = smem + (kBPre ? kRing : kSlots) * kSlotBytes;
-  uint64_t* full = reinterpret_cast<uint64_t*>(smem_fp8 + kRing * (kBPre ? kAStageBytes : kStageBytes));
-  uint64_t* empty = full + kRing;
-  int* table = reinterpret_cast<int*>(empty + kRing);  // ends[G+1], prefix[G+1]
+  uint8_t* smem_fp8 = smem + (kBPre ? kStages : kSlots) * kSlotBytes;
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem_fp8 + kStages * (kBPre ? kAStageBytes : kStageBytes));
+  uint64_t* empty = full + kStages;
+  int* table = reinterpret_cast<int*>(empty + kStages);  // ends[G+1], prefix[G+1]
   __shared__ int warp_buf[kThreads / 32];
 
   const int tid = threadIdx.x;
   // full: the producer's arrive.expect_tx (TMA completes the bytes); empty: every consumer thread,
   // once the stage is converted (kBPre: once its wgmmas are done).
-  if (tid == 0) ptx::mbar_init_ring(full, empty, kRing, 1, 256);
+  if (tid == 0) ptx::mbar_init_ring(full, empty, kStages, 1, 256);
   const TileSpace ts = build_tile_space<kThreads>(p, kBN, table, warp_buf);
   __syncthreads();  // barriers initialized, table visible
 
@@ -176,7 +177,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
       // stages line up with A's, which start at a0.
       const int32_t bcol0 = kBPre && ts.kgrouped ? __ldg(p.bprep_cols + ti.group) : 0;
       for (int kt = 0; kt < nk; ++kt, ++it) {
-        const uint32_t s = it % kRing, round = it / kRing;
+        const uint32_t s = it % kStages, round = it / kStages;
         ptx::mbar_wait(&empty[s], (round & 1) ^ 1);
         const int32_t kc0 = static_cast<int32_t>(a0 + int64_t(kt) * kBK);
         if constexpr (kBPre) {
@@ -297,14 +298,12 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
         if (nk > 2) load_words(1, wa_n1, wb_n1);
       }
       uint32_t xa[4][4], xb[4][4];  // A fragments of even / odd stages
-      if constexpr (kBPre && (kVar & 8) != 0) {
-        // B arrives as bf16 in the ring stage's slot; only A is converted here. kAhead: stage kt + 1's
-        // A is converted right after stage kt's wgmmas are issued, while stages kt - 1 and kt are in
-        // flight (three fragment sets, rotated by unrolling the loop by three); else after stage
-        // kt - 1's wgmmas are done, with only stage kt in flight (two sets).
-        constexpr bool kN256 = (kVar & 1) != 0, kAhead = (kVar & 2) != 0;
+      if constexpr (kBPre) {
+        // B arrives as bf16 in the ring stage's slot; only A is converted here, into two fragment sets
+        // (even / odd stages): stage kt's A once the wait after issuing stage kt - 1 shows stage kt - 2
+        // done, so the conversion runs while stage kt - 1's wgmmas do. (Converting one stage further
+        // ahead into a third set, while two stages are in flight, measured slower: PERFORMANCE.md.)
         const uint32_t it0 = it;
-        uint32_t ean[2][2] = {{kNoScale, kNoScale}, {kNoScale, kNoScale}}, ebn[3];  // kAhead, shifted: codes a stage ahead
         // Converts stage kt's A rows (ring stage it0 + kt) into the fragments x.
         auto convert = [&](int kt, uint32_t (&x)[4][4]) {
           if constexpr (!kShift) {
@@ -319,7 +318,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
               ea[h][0] = kNoScale;
             }
           }
-          const uint32_t g = it0 + static_cast<uint32_t>(kt), s = g % kRing, round = g / kRing;
+          const uint32_t g = it0 + static_cast<uint32_t>(kt), s = g % kStages, round = g / kStages;
           const uint8_t* st = smem_fp8 + s * kAStageBytes;
           // K-grouped: the stage's bytes inside the range, [vlo, vhi); the rest is another group's.
           const int64_t rem = len + sh - int64_t(kt) * kBK;
@@ -372,9 +371,9 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
         };
         // Issues stage kt's wgmmas (both warpgroups, rows past the tile included: a wgmma under a branch
         // the compiler cannot prove warp-uniform is serialized, ptxas C7518), then loads scales ahead
-        // (not before the wgmma fence, which would wait for them).
+        // (after the issue, as in the in-kernel path, so nothing before it waits for them).
         auto issue = [&](int kt, const uint32_t (&x)[4][4]) {
-          const uint32_t b_addr = ptx::smem_addr(smem + ((it0 + static_cast<uint32_t>(kt)) % kRing) * kSlotBytes);
+          const uint32_t b_addr = ptx::smem_addr(smem + ((it0 + static_cast<uint32_t>(kt)) % kStages) * kSlotBytes);
           ptx::wgmma_fence();
 #pragma unroll
           for (int j = 0; j < 4; ++j) {
@@ -387,55 +386,22 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
           }
           ptx::wgmma_commit();
           if constexpr (kShift) {
-            if constexpr (kAhead) {
-              if (kt + 2 < nk) load_e(kt + 2, ean, ebn);
-            } else {
-              if (kt + 1 < nk) load_e(kt + 1, ea, eb);
-            }
+            if (kt + 1 < nk) load_e(kt + 1, ea, eb);
           } else {
             if ((kt & 1) == 0 && kt + 4 < nk) load_words((kt >> 1) + 2, wa_n2, wb_n2);
           }
         };
         // Stage kt's wgmmas are done: its ring stage (A box read before them, slot read by them) is free.
-        auto release = [&](int kt) { ptx::mbar_arrive(&empty[(it0 + static_cast<uint32_t>(kt)) % kRing]); };
-        if constexpr (kAhead) {
-          uint32_t xc[4][4];
-          if (nk > 0) {
-            convert(0, xa);
-            if constexpr (kShift) {
-              if (nk > 1) load_e(1, ea, eb);
-            }
-          }
-          auto step = [&](int kt, uint32_t (&xi)[4][4], uint32_t (&xn)[4][4]) {
-            issue(kt, xi);
-            if (kt + 1 < nk) {
-              convert(kt + 1, xn);  // xn was read by stage kt - 2, done at the previous step's wait
-              if constexpr (kShift) {
-#pragma unroll
-                for (int h = 0; h < 2; ++h) ea[h][0] = ean[h][0], ea[h][1] = ean[h][1];
-              }
-            }
-            ptx::wgmma_wait<1>();  // stage kt - 1 done
-            if (kt > 0) release(kt - 1);
-          };
-          for (int kt = 0; kt < nk; kt += 3) {
-            step(kt, xa, xb);
-            if (kt + 1 >= nk) break;
-            step(kt + 1, xb, xc);
-            if (kt + 2 >= nk) break;
-            step(kt + 2, xc, xa);
-          }
-        } else {
-          for (int kt = 0; kt < nk; kt += 2) {
-            convert(kt, xa);
-            issue(kt, xa);
-            ptx::wgmma_wait<1>();  // stage kt - 1 done (and its fragments, xb)
-            if (kt > 0) release(kt - 1);
-            convert(kt + 1, xb);
-            issue(kt + 1, xb);
-            ptx::wgmma_wait<1>();
-            release(kt);
-          }
+        auto release = [&](int kt) { ptx::mbar_arrive(&empty[(it0 + static_cast<uint32_t>(kt)) % kStages]); };
+        for (int kt = 0; kt < nk; kt += 2) {
+          convert(kt, xa);
+          issue(kt, xa);
+          ptx::wgmma_wait<1>();  // stage kt - 1 done (and its fragments, xb)
+          if (kt > 0) release(kt - 1);
+          convert(kt + 1, xb);
+          issue(kt + 1, xb);
+          ptx::wgmma_wait<1>();
+          release(kt);
         }
         ptx::wgmma_wait<0>();
         if (nk > 0) release(nk - 1);
@@ -444,115 +410,109 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
         ptx::fence_acc(acc[1]);
         return;
       } else {
-
-      auto stage = [&](int kt, uint32_t (&x)[4][4]) {
-        if constexpr (!kShift) {
-          const int kba = 2 * kt + (q >> 1);
+        auto stage = [&](int kt, uint32_t (&x)[4][4]) {
+          if constexpr (!kShift) {
+            const int kba = 2 * kt + (q >> 1);
 #pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            ea[h][1] = code_of(wa[h], avalid[h], kba);
-            ea[h][0] = kNoScale;
+            for (int h = 0; h < 2; ++h) {
+              ea[h][1] = code_of(wa[h], avalid[h], kba);
+              ea[h][0] = kNoScale;
+            }
+            eb[0] = kNoScale;
+            eb[1] = code_of(wb, bvalid, 2 * kt);
+            eb[2] = code_of(wb, bvalid, 2 * kt + 1);
           }
-          eb[0] = kNoScale;
-          eb[1] = code_of(wb, bvalid, 2 * kt);
-          eb[2] = code_of(wb, bvalid, 2 * kt + 1);
-        }
-        const uint32_t s = it % kStages, round = it / kStages;
-        // The stage's A box (and B's FP8 box after it, in-kernel B); the bf16 slot wgmma reads (kBPre:
-        // the ring stage's, filled by TMA).
-        const uint8_t* st = smem_fp8 + s * (kBPre ? kAStageBytes : kStageBytes);
-        uint8_t* slot = smem + (kBPre ? s : it % kSlots) * kSlotBytes;
-        // K-grouped: the stage's bytes inside the range, [vlo, vhi); the rest is another group's.
-        const int64_t rem = len + sh - int64_t(kt) * kBK;
-        const int vlo = kt == 0 ? sh : 0;
-        const int vhi = rem >= kBK ? kBK : rem <= 0 ? 0 : static_cast<int>(rem);
-        const bool masked = kKG && (vlo > 0 || vhi < kBK);
-        ptx::mbar_wait(&full[s], round & 1);
-        // Load and screen B row br (-> bf16 slot row br; chunk c takes blocks 2kt - 1 + c/2 and
-        // 2kt + c/2 when shifted, else 2kt + c/2) and A rows r0, r0 + 8 (-> the fragments
-        // x[j] = {lo(r0), lo(r0+8), hi(r0), hi(r0+8)} of word j), then convert both in one block
-        // when neither needs the exact path, so the scheduler can interleave them.
-        uint32_t w[16];  // B: w[4c + j] is word j of chunk c
+          const uint32_t s = it % kStages, round = it / kStages;
+          // The stage's A box, B's FP8 box after it, and the bf16 slot B is converted into.
+          const uint8_t* st = smem_fp8 + s * kStageBytes;
+          uint8_t* slot = smem + (it % kSlots) * kSlotBytes;
+          // K-grouped: the stage's bytes inside the range, [vlo, vhi); the rest is another group's.
+          const int64_t rem = len + sh - int64_t(kt) * kBK;
+          const int vlo = kt == 0 ? sh : 0;
+          const int vhi = rem >= kBK ? kBK : rem <= 0 ? 0 : static_cast<int>(rem);
+          const bool masked = kKG && (vlo > 0 || vhi < kBK);
+          ptx::mbar_wait(&full[s], round & 1);
+          // Load and screen B row br (-> bf16 slot row br; chunk c takes blocks 2kt - 1 + c/2 and
+          // 2kt + c/2 when shifted, else 2kt + c/2) and A rows r0, r0 + 8 (-> the fragments
+          // x[j] = {lo(r0), lo(r0+8), hi(r0), hi(r0+8)} of word j), then convert both in one block
+          // when neither needs the exact path, so the scheduler can interleave them.
+          uint32_t w[16];  // B: w[4c + j] is word j of chunk c
 #pragma unroll
-        for (int c = 0; c < 4 && !kBPre; ++c) {
-          const uint4 v = *reinterpret_cast<const uint4*>(st + kAStageBytes + sw64_offset(br, c));
-          w[4 * c + 0] = v.x;
-          w[4 * c + 1] = v.y;
-          w[4 * c + 2] = v.z;
-          w[4 * c + 3] = v.w;
-        }
-        uint32_t aw[2][4];  // A: aw[h][j] is word j of row r0 + 8h's chunk q
-        {
-          const uint4 raw0 = *reinterpret_cast<const uint4*>(st + sw64_offset(r0, q));
-          const uint4 raw1 = *reinterpret_cast<const uint4*>(st + sw64_offset(r0 + 8, q));
-          aw[0][0] = raw0.x, aw[0][1] = raw0.y, aw[0][2] = raw0.z, aw[0][3] = raw0.w;
-          aw[1][0] = raw1.x, aw[1][1] = raw1.y, aw[1][2] = raw1.z, aw[1][3] = raw1.w;
-        }
-        if (masked) {
+          for (int c = 0; c < 4; ++c) {
+            const uint4 v = *reinterpret_cast<const uint4*>(st + kAStageBytes + sw64_offset(br, c));
+            w[4 * c + 0] = v.x;
+            w[4 * c + 1] = v.y;
+            w[4 * c + 2] = v.z;
+            w[4 * c + 3] = v.w;
+          }
+          uint32_t aw[2][4];  // A: aw[h][j] is word j of row r0 + 8h's chunk q
+          {
+            const uint4 raw0 = *reinterpret_cast<const uint4*>(st + sw64_offset(r0, q));
+            const uint4 raw1 = *reinterpret_cast<const uint4*>(st + sw64_offset(r0 + 8, q));
+            aw[0][0] = raw0.x, aw[0][1] = raw0.y, aw[0][2] = raw0.z, aw[0][3] = raw0.w;
+            aw[1][0] = raw1.x, aw[1][1] = raw1.y, aw[1][2] = raw1.z, aw[1][3] = raw1.w;
+          }
+          if (masked) {
 #pragma unroll
-          for (int i = 0; i < 16 && !kBPre; ++i) w[i] = mask_range(w[i], 4 * i, vlo, vhi);
+            for (int i = 0; i < 16; ++i) w[i] = mask_range(w[i], 4 * i, vlo, vhi);
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+#pragma unroll
+              for (int j = 0; j < 4; ++j) aw[h][j] = mask_range(aw[h][j], 16 * q + 4 * j, vlo, vhi);
+          }
+          uint32_t spec_b = 0, spec_a = 0;
+#pragma unroll
+          for (int i = 0; i < 16; ++i) spec_b |= special_bits<BK>(w[i]);
 #pragma unroll
           for (int h = 0; h < 2; ++h)
 #pragma unroll
-            for (int j = 0; j < 4; ++j) aw[h][j] = mask_range(aw[h][j], 16 * q + 4 * j, vlo, vhi);
-        }
-        uint32_t spec_b = 0, spec_a = 0;
+            for (int j = 0; j < 4; ++j) spec_a |= special_bits<AK>(aw[h][j]);
+          const bool slow_b = code_slow<BK>(eb[0]) || code_slow<BK>(eb[1]) || code_slow<BK>(eb[2]) ||
+                              (spec_b & 0x80808080u) != 0;
+          const bool slow_a = code_slow<AK>(ea[0][0]) || code_slow<AK>(ea[0][1]) || code_slow<AK>(ea[1][0]) ||
+                              code_slow<AK>(ea[1][1]) || (spec_a & 0x80808080u) != 0;
+          uint8_t* drow = slot + br * 128;
+          auto emit_b = [&](auto slow_tag) {
+            constexpr bool kSlow = decltype(slow_tag)::value;
 #pragma unroll
-        for (int i = 0; i < 16 && !kBPre; ++i) spec_b |= special_bits<BK>(w[i]);
+            for (int j = 0; j < 4; ++j) {
+              uint32_t lo[4], hi[4];
 #pragma unroll
-        for (int h = 0; h < 2; ++h)
+              for (int c = 0; c < 4; ++c) {
+                const uint32_t H = eb[c / 2 + 1];
+                if constexpr (kShift) {
+                  const uint32_t L = eb[c / 2];
+                  const uint32_t sel = (c & 1) ? 0xFu : (selm >> (4 * j)) & 0xFu;
+                  if constexpr (kSlow) cvt_exact_sel<BK>(w[4 * c + j], code_exact(L), code_exact(H), sel, lo[c], hi[c]);
+                  else cvt_fast_sel<BK>(w[4 * c + j], code_mult<BK>(L), code_mult<BK>(H), sel, lo[c], hi[c]);
+                } else {
+                  if constexpr (kSlow) cvt_exact<BK>(w[4 * c + j], code_exact(H), lo[c], hi[c]);
+                  else cvt_fast<BK>(w[4 * c + j], code_mult<BK>(H) * 0x00010001u, lo[c], hi[c]);
+                }
+              }
+              store_kstep(drow, br & 7, j, lo, hi);
+            }
+          };
+          const uint32_t qsel = (q & 1) ? 0xFFFFu : selm;
+          auto emit_a = [&](auto slow_tag) {
+            constexpr bool kSlow = decltype(slow_tag)::value;
 #pragma unroll
-          for (int j = 0; j < 4; ++j) spec_a |= special_bits<AK>(aw[h][j]);
-        [[maybe_unused]] const bool slow_b = !kBPre && (code_slow<BK>(eb[0]) || code_slow<BK>(eb[1]) || code_slow<BK>(eb[2]) ||
-                                       (spec_b & 0x80808080u) != 0);
-        const bool slow_a = code_slow<AK>(ea[0][0]) || code_slow<AK>(ea[0][1]) || code_slow<AK>(ea[1][0]) ||
-                            code_slow<AK>(ea[1][1]) || (spec_a & 0x80808080u) != 0;
-        uint8_t* drow = slot + br * 128;
-        auto emit_b = [&](auto slow_tag) {
-          constexpr bool kSlow = decltype(slow_tag)::value;
+            for (int j = 0; j < 4; ++j) {
 #pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            uint32_t lo[4], hi[4];
-#pragma unroll
-            for (int c = 0; c < 4; ++c) {
-              const uint32_t H = eb[c / 2 + 1];
-              if constexpr (kShift) {
-                const uint32_t L = eb[c / 2];
-                const uint32_t sel = (c & 1) ? 0xFu : (selm >> (4 * j)) & 0xFu;
-                if constexpr (kSlow) cvt_exact_sel<BK>(w[4 * c + j], code_exact(L), code_exact(H), sel, lo[c], hi[c]);
-                else cvt_fast_sel<BK>(w[4 * c + j], code_mult<BK>(L), code_mult<BK>(H), sel, lo[c], hi[c]);
-              } else {
-                if constexpr (kSlow) cvt_exact<BK>(w[4 * c + j], code_exact(H), lo[c], hi[c]);
-                else cvt_fast<BK>(w[4 * c + j], code_mult<BK>(H) * 0x00010001u, lo[c], hi[c]);
+              for (int h = 0; h < 2; ++h) {
+                const uint32_t H = ea[h][1];
+                if constexpr (kShift) {
+                  const uint32_t L = ea[h][0];
+                  const uint32_t sel = (qsel >> (4 * j)) & 0xFu;
+                  if constexpr (kSlow) cvt_exact_sel<AK>(aw[h][j], code_exact(L), code_exact(H), sel, x[j][h], x[j][h + 2]);
+                  else cvt_fast_sel<AK>(aw[h][j], code_mult<AK>(L), code_mult<AK>(H), sel, x[j][h], x[j][h + 2]);
+                } else {
+                  if constexpr (kSlow) cvt_exact<AK>(aw[h][j], code_exact(H), x[j][h], x[j][h + 2]);
+                  else cvt_fast<AK>(aw[h][j], code_mult<AK>(H) * 0x00010001u, x[j][h], x[j][h + 2]);
+                }
               }
             }
-            store_kstep(drow, br & 7, j, lo, hi);
-          }
-        };
-        const uint32_t qsel = (q & 1) ? 0xFFFFu : selm;
-        auto emit_a = [&](auto slow_tag) {
-          constexpr bool kSlow = decltype(slow_tag)::value;
-#pragma unroll
-          for (int j = 0; j < 4; ++j) {
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              const uint32_t H = ea[h][1];
-              if constexpr (kShift) {
-                const uint32_t L = ea[h][0];
-                const uint32_t sel = (qsel >> (4 * j)) & 0xFu;
-                if constexpr (kSlow) cvt_exact_sel<AK>(aw[h][j], code_exact(L), code_exact(H), sel, x[j][h], x[j][h + 2]);
-                else cvt_fast_sel<AK>(aw[h][j], code_mult<AK>(L), code_mult<AK>(H), sel, x[j][h], x[j][h + 2]);
-              } else {
-                if constexpr (kSlow) cvt_exact<AK>(aw[h][j], code_exact(H), x[j][h], x[j][h + 2]);
-                else cvt_fast<AK>(aw[h][j], code_mult<AK>(H) * 0x00010001u, x[j][h], x[j][h + 2]);
-              }
-            }
-          }
-        };
-        if constexpr (kBPre) {
-          if (slow_a) emit_a(std::true_type{});
-          else emit_a(std::false_type{});
-        } else {
+          };
           if (!slow_a && !slow_b) {
             emit_b(std::false_type{});
             emit_a(std::false_type{});
@@ -565,40 +525,40 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
           ptx::mbar_arrive(&empty[s]);  // the FP8 stage is consumed
           ptx::fence_proxy_async_shared();  // this thread's bf16 stores -> wgmma's async-proxy reads
           ptx::named_barrier_sync(kConsumerBarrier, 256);
-        }
-        {  // issued by both warpgroups, rows past the tile included: a wgmma under a branch the
-           // compiler cannot prove warp-uniform is serialized (ptxas C7518)
-          const uint32_t b_addr = ptx::smem_addr(slot);
-          ptx::wgmma_fence();
+          {  // issued by both warpgroups, rows past the tile included: a wgmma under a branch the
+             // compiler cannot prove warp-uniform is serialized (ptxas C7518)
+            const uint32_t b_addr = ptx::smem_addr(slot);
+            ptx::wgmma_fence();
 #pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            ptx::wgmma_bf16_rs<128, 0>(acc[0], x[j], ptx::smem_desc_k128_sw128(b_addr + 32 * j), 1);
-            ptx::wgmma_bf16_rs<128, 0>(acc[1], x[j], ptx::smem_desc_k128_sw128(b_addr + 128 * 128 + 32 * j), 1);
+            for (int j = 0; j < 4; ++j) {
+              if constexpr (kN256) {
+                wgmma_bf16_rs_n256(reinterpret_cast<float(&)[128]>(acc), x[j], ptx::smem_desc_k128_sw128(b_addr + 32 * j));
+              } else {
+                ptx::wgmma_bf16_rs<128, 0>(acc[0], x[j], ptx::smem_desc_k128_sw128(b_addr + 32 * j), 1);
+                ptx::wgmma_bf16_rs<128, 0>(acc[1], x[j], ptx::smem_desc_k128_sw128(b_addr + 128 * 128 + 32 * j), 1);
+              }
+            }
+            ptx::wgmma_commit();
+            // Scales ahead: loaded here, not before the proxy fence above, which would wait for them
+            // (it compiles to MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S).
+            if constexpr (kShift) {
+              if (kt + 1 < nk) load_e(kt + 1, ea, eb);
+            } else {
+              if ((kt & 1) == 0 && kt + 4 < nk) load_words((kt >> 1) + 2, wa_n2, wb_n2);
+            }
+            ptx::wgmma_wait<1>();  // the previous stage's wgmmas (and its A registers, slot) are done
           }
-          ptx::wgmma_commit();
-          // Scales ahead: loaded here, not before the proxy fence above, which would wait for them
-          // (it compiles to MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S).
-          if constexpr (kShift) {
-            if (kt + 1 < nk) load_e(kt + 1, ea, eb);
-          } else {
-            if ((kt & 1) == 0 && kt + 4 < nk) load_words((kt >> 1) + 2, wa_n2, wb_n2);
-          }
-          ptx::wgmma_wait<1>();  // the previous stage's wgmmas (and its A registers, slot) are done
+          ++it;
+        };
+        for (int kt = 0; kt < nk; kt += 2) {
+          stage(kt, xa);
+          stage(kt + 1, xb);
+          wa[0] = wa_n1[0], wa[1] = wa_n1[1], wb = wb_n1;
+          wa_n1[0] = wa_n2[0], wa_n1[1] = wa_n2[1], wb_n1 = wb_n2;
         }
-        // kBPre: the previous stage is free now (its A box was read before its wgmmas, its slot by them).
-        if (kBPre && kt > 0) ptx::mbar_arrive(&empty[(it + kStages - 1) % kStages]);
-        ++it;
-      };
-      for (int kt = 0; kt < nk; kt += 2) {
-        stage(kt, xa);
-        stage(kt + 1, xb);
-        wa[0] = wa_n1[0], wa[1] = wa_n1[1], wb = wb_n1;
-        wa_n1[0] = wa_n2[0], wa_n1[1] = wa_n2[1], wb_n1 = wb_n2;
-      }
-      ptx::wgmma_wait<0>();
-      if (kBPre && nk > 0) ptx::mbar_arrive(&empty[(it + kStages - 1) % kStages]);
-      ptx::fence_acc(acc[0]);
-      ptx::fence_acc(acc[1]);
+        ptx::wgmma_wait<0>();
+        ptx::fence_acc(acc[0]);
+        ptx::fence_acc(acc[1]);
       }
     };
     if constexpr (!kKGroupedKernel) run(std::false_type{}, std::false_type{});

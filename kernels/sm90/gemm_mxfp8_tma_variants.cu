@@ -5,14 +5,12 @@
 #include "sm90/gemm_mxfp8_tma.cu"
 
 #define MXQ_GEMM_SM90_TMA_VARIANT(V)                                                                            \
+  MXQ_GEMM_SM90_TMA_ENTRY_V(mxq_gemm_sm90_tma_e4m3_e4m3_bf16_v##V, E4M3, E4M3, false, false, false, V)         \
+  MXQ_GEMM_SM90_TMA_ENTRY_V(mxq_gemm_sm90_tma_e4m3_e4m3_f32_v##V, E4M3, E4M3, true, false, false, V)           \
+  MXQ_GEMM_SM90_TMA_ENTRY_V(mxq_gemm_sm90_tma_e4m3_e4m3_bf16_kgrouped_v##V, E4M3, E4M3, false, true, false, V) \
+  MXQ_GEMM_SM90_TMA_ENTRY_V(mxq_gemm_sm90_tma_e4m3_e4m3_f32_kgrouped_v##V, E4M3, E4M3, true, true, false, V)   \
   MXQ_GEMM_SM90_TMA_ENTRY_V(mxq_gemm_sm90_tma_e4m3_e4m3_bf16_bpre_v##V, E4M3, E4M3, false, false, true, V)    \
   MXQ_GEMM_SM90_TMA_ENTRY_V(mxq_gemm_sm90_tma_e4m3_e4m3_f32_bpre_v##V, E4M3, E4M3, true, false, true, V)      \
   MXQ_GEMM_SM90_TMA_ENTRY_V(mxq_gemm_sm90_tma_e4m3_e4m3_bf16_kgrouped_bpre_v##V, E4M3, E4M3, false, true, true, V) \
   MXQ_GEMM_SM90_TMA_ENTRY_V(mxq_gemm_sm90_tma_e4m3_e4m3_f32_kgrouped_bpre_v##V, E4M3, E4M3, true, true, true, V)
-MXQ_GEMM_SM90_TMA_VARIANT(8)
-MXQ_GEMM_SM90_TMA_VARIANT(9)
-MXQ_GEMM_SM90_TMA_VARIANT(10)
-MXQ_GEMM_SM90_TMA_VARIANT(11)
-MXQ_GEMM_SM90_TMA_VARIANT(13)
-MXQ_GEMM_SM90_TMA_VARIANT(14)
-MXQ_GEMM_SM90_TMA_VARIANT(15)
+MXQ_GEMM_SM90_TMA_VARIANT(1)

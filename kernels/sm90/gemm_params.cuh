@@ -96,8 +96,8 @@ constexpr int64_t gemm_sm90_tma_smem_bytes(int64_t groups_in_table) {
 // 128-byte-swizzled slots, so its math warpgroups convert only A. Ring of 4 stages, each B's 256 x 64
 // bf16 slot plus A's 128 x 64 FP8 box.
 constexpr int kGemmSm90TmaBpStages = 4;
-constexpr int64_t gemm_sm90_tma_bp_smem_bytes(int64_t groups_in_table, int stages = kGemmSm90TmaBpStages) {
-  return 1024 + stages * (gemm_sm90_tma_slot_bytes() + int64_t(kGemmSm90TileM) * kGemmSm90TmaTileK + 16) +
+constexpr int64_t gemm_sm90_tma_bp_smem_bytes(int64_t groups_in_table) {
+  return 1024 + kGemmSm90TmaBpStages * (gemm_sm90_tma_slot_bytes() + int64_t(kGemmSm90TileM) * kGemmSm90TmaTileK + 16) +
          2 * 4 * (groups_in_table + 1);
 }
 // Workspace row length (bf16 elements) of the dequantized B. M-grouped / dense: K rounded up to the

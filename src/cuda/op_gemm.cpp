@@ -93,19 +93,13 @@ size_t bprep_bytes(const GemmDesc& d) {
   return static_cast<size_t>(header + rows * bprep_row(d) * 2);
 }
 
-// MXQ_GEMM_SM90_VARIANT (measurement switch): a variant of the `_bpre` main kernel
-// (kernels/sm90/gemm_mxfp8_tma_variants.cu; bits: gemm_body's kVar), built for E4M3 x E4M3 only; 0
-// (the default entry point) otherwise.
-int bpre_variant(const GemmDesc& d) {
+// MXQ_GEMM_SM90_VARIANT=1 (measurement switch): the TMA kernel's previous wgmma form, two m64n128k16
+// per K step (kernels/sm90/gemm_mxfp8_tma_variants.cu), E4M3 x E4M3 only; 0 (the default) otherwise.
+int tma_variant(const GemmDesc& d) {
   const char* env = std::getenv("MXQ_GEMM_SM90_VARIANT");
-  if (!env || !*env) return 0;
-  const int v = std::atoi(env);
-  if (v < 8 || v > 15 || v == 12) return 0;
-  if (d.a_dtype != MXQ_DTYPE_E4M3 || d.b_dtype != MXQ_DTYPE_E4M3) return 0;
-  if ((v & 4) && grouped(d) && d.num_groups > 2048) return 0;  // the 5-deep ring's shared memory
-  return v;
+  if (!env || std::string(env) != "1") return 0;
+  return d.a_dtype == MXQ_DTYPE_E4M3 && d.b_dtype == MXQ_DTYPE_E4M3 ? 1 : 0;
 }
-int bpre_stages(int variant) { return (variant & 4) ? 5 : kGemmSm90TmaBpStages; }
 
 // The TMA BF16-path kernel: the BF16 path's plans whose coordinates fit TMA's int32 box origins.
 std::string sm90_tma_supports(const GemmDesc& d, const DeviceInfo& dev) {
@@ -119,7 +113,7 @@ std::string sm90_tma_supports(const GemmDesc& d, const DeviceInfo& dev) {
   if (a_rows >= (int64_t(1) << 31) || b_rows >= (int64_t(1) << 31) || d.k >= (int64_t(1) << 31))
     return fmt::format("A rows {} / B rows {} / K {} exceed TMA's 32-bit coordinates", a_rows, b_rows, d.k);
   const int64_t groups_in_table = grouped(d) ? d.num_groups : 0;
-  const int64_t smem = (use_bprep(d) ? gemm_sm90_tma_bp_smem_bytes(groups_in_table, bpre_stages(bpre_variant(d)))
+  const int64_t smem = (use_bprep(d) ? gemm_sm90_tma_bp_smem_bytes(groups_in_table)
                                      : gemm_sm90_tma_smem_bytes(groups_in_table)) +
                        64;  // + static (scan buffer)
   if (smem > dev.smem_optin)
@@ -136,7 +130,7 @@ class GemmSm90 final : public OpImpl {
   GemmSm90(const GemmDesc& d, Device& dev, Sm90Kernel kind) : d_(d), dev_(dev), kind_(kind) {
     const char* tag = kind == Sm90Kernel::Bf16Tma ? "tma_" : kind == Sm90Kernel::Bf16Path ? "bf16path_" : "";
     bprep_ = kind == Sm90Kernel::Bf16Tma && use_bprep(d);
-    variant_ = bprep_ ? bpre_variant(d) : 0;
+    variant_ = kind == Sm90Kernel::Bf16Tma ? tma_variant(d) : 0;
     const std::string kname =
         fmt::format("mxq_gemm_sm90_{}{}_{}_{}{}{}{}", tag, fp8_tag(d.a_dtype), fp8_tag(d.b_dtype),
                     d.d_dtype == MXQ_DTYPE_FP32 ? "f32" : "bf16",
@@ -304,7 +298,7 @@ class GemmSm90 final : public OpImpl {
   int64_t smem_bytes(int64_t groups) const {
     switch (kind_) {
       case Sm90Kernel::Bf16Tma:
-        return bprep_ ? gemm_sm90_tma_bp_smem_bytes(groups, bpre_stages(variant_)) : gemm_sm90_tma_smem_bytes(groups);
+        return bprep_ ? gemm_sm90_tma_bp_smem_bytes(groups) : gemm_sm90_tma_smem_bytes(groups);
       case Sm90Kernel::Bf16Path:
         return gemm_sm90_bf16_smem_bytes(groups);
       default:
@@ -361,7 +355,7 @@ void register_gemm_kernels(Registry& r) {
     r.add(std::move(e));
   };
   add("sm90.gemm.mxfp8.bf16tma",
-      "FP8 tiles by TMA, converted exactly to bf16 by the math warpgroups, bf16 wgmma m64n128k16 (A from "
+      "FP8 tiles by TMA, converted exactly to bf16 by the math warpgroups, bf16 wgmma m64n256k16 (A from "
       "registers), 128x256 tiles, persistent over M groups / K groups / batch",
       2, sm90_tma_supports, Sm90Kernel::Bf16Tma);
   add("sm90.gemm.mxfp8.bf16path",
