@@ -25,7 +25,7 @@
 // wgmmas done and a named barrier after it.
 //
 // B dequantized ahead (kBPre, the `_bpre` entry points): for tall groups the launcher first runs
-// bprep_body / bprep_kgrouped_body, which write B once as bf16 into the workspace in the slot order
+// bprep_body / bprep_staged_body, which write B once as bf16 into the workspace in the slot order
 // step 1 would produce; the producer then loads B's 256 x 64 bf16 box by TMA (128-byte swizzle)
 // straight into the ring stage's slot, the consumers convert only A, skip step 2, and release a
 // stage after the wait that shows its wgmmas done (the stage before the one just issued).
@@ -720,21 +720,79 @@ __device__ __forceinline__ void bprep_kgrouped_item(const GemmSm90BPrepParams& p
   }
 }
 
+// M-grouped / dense B, one thread per item (bprep_staged_body): row `row` of the [groups * N]
+// rows, the stage at column c0, converted whole -- the bytes of bprep_body's eight threads.
+template <Fp8Kind BK>
+__device__ __forceinline__ void bprep_mgrouped_item(const GemmSm90BPrepParams& p, int64_t row, int c0,
+                                                    uint32_t (&lo)[16], uint32_t (&hi)[16]) {
+  // (B's rows and N are below 2^31: sm90_tma_supports)
+  const int64_t g = static_cast<uint32_t>(row) / static_cast<uint32_t>(p.n), nr = row - g * p.n;
+  const uint8_t* src = p.b + row * p.k + c0;
+  uint32_t w[16];  // w[4c + j]: word j of chunk c
+#pragma unroll
+  for (int c = 0; c < 4; ++c) {
+    const uint4 v = c0 + 16 * c < p.k ? __ldg(reinterpret_cast<const uint4*>(src + 16 * c)) : make_uint4(0u, 0u, 0u, 0u);
+    w[4 * c + 0] = v.x, w[4 * c + 1] = v.y, w[4 * c + 2] = v.z, w[4 * c + 3] = v.w;
+  }
+  const int64_t kc = layout::scale_cols(p.k);
+  const uint8_t* sb = p.b_scales + g * p.b_scale_stride;
+  uint32_t e[2];
+#pragma unroll
+  for (int hh = 0; hh < 2; ++hh) {
+    const int64_t kb = c0 / 32 + hh;
+    e[hh] = kb < kc ? __ldg(sb + (p.swizzled ? layout::swizzled_offset(nr, kb, p.scale_ld) : nr * p.scale_ld + kb))
+                    : kNoScale;
+  }
+  uint32_t spec = 0;
+#pragma unroll
+  for (int i = 0; i < 16; ++i) spec |= special_bits<BK>(w[i]);
+  if (code_slow<BK>(e[0]) || code_slow<BK>(e[1]) || (spec & 0x80808080u) != 0) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) cvt_exact<BK>(w[4 * c + j], code_exact(e[c / 2]), lo[4 * j + c], hi[4 * j + c]);
+  } else {
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int c = 0; c < 4; ++c)
+        cvt_fast<BK>(w[4 * c + j], code_mult<BK>(e[c / 2]) * 0x00010001u, lo[4 * j + c], hi[4 * j + c]);
+  }
+}
+
 // One thread per item; the block's items are consecutive, and so are their 128-byte outputs (an
 // item's row and stage index the workspace exactly as its number does), so the block stages its 32
 // KiB in shared memory (16-byte units XOR-swizzled by item) and then writes them with consecutive
 // threads on consecutive 16-byte units: whole sectors per warp store, where each thread storing
 // its own 128 bytes wrote half a sector per request.
-template <Fp8Kind BK>
-__device__ __forceinline__ void bprep_kgrouped_body(const GemmSm90BPrepParams& p) {
+template <Fp8Kind BK, bool kKGrouped>
+__device__ __forceinline__ void bprep_staged_body(const GemmSm90BPrepParams& p) {
   constexpr int kT = kGemmSm90BPrepThreads;
   __shared__ uint4 staged[kT * 8];
   const int t = threadIdx.x;
   int64_t row;
   int c0;
-  if (bprep_item(p, row, c0)) {
+  bool valid;
+  if constexpr (kKGrouped) {
+    valid = bprep_item(p, row, c0);
+  } else {  // 32-bit division where it fits (2^32 items would be a 512 GiB workspace)
+    const int64_t i = static_cast<int64_t>(blockIdx.x) * kT + t;
+    valid = i < p.items;
+    const uint32_t spr = static_cast<uint32_t>(p.kp / kBK);
+    uint32_t seg;
+    if (i < (int64_t(1) << 32)) {
+      row = static_cast<uint32_t>(i) / spr;
+      seg = static_cast<uint32_t>(i) - static_cast<uint32_t>(row) * spr;
+    } else {
+      row = i / spr;
+      seg = static_cast<uint32_t>(i - row * spr);
+    }
+    c0 = static_cast<int>(seg) * kBK;
+  }
+  if (valid) {
     uint32_t lo[16], hi[16];
-    bprep_kgrouped_item<BK>(p, row, c0, lo, hi);
+    if constexpr (kKGrouped) bprep_kgrouped_item<BK>(p, row, c0, lo, hi);
+    else bprep_mgrouped_item<BK>(p, row, c0, lo, hi);
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       staged[t * 8 + ((2 * j) ^ (t & 7))] = make_uint4(lo[4 * j], lo[4 * j + 1], lo[4 * j + 2], lo[4 * j + 3]);
@@ -813,7 +871,7 @@ __device__ __forceinline__ void bprep_table_body(const GemmSm90Params& p, int32_
 #define MXQ_GEMM_SM90_BPREP_KG_ENTRY(B, BK)                                                   \
   extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90BPrepThreads)                    \
       mxq_gemm_sm90_bprep_##B##_kgrouped(const __grid_constant__ mxq::GemmSm90BPrepParams p) { \
-    mxq::sm90gemm::tmapath::bprep_kgrouped_body<mxq::ptx::Fp8Kind::BK>(p);                     \
+    mxq::sm90gemm::tmapath::bprep_staged_body<mxq::ptx::Fp8Kind::BK, true>(p);                     \
   }
 MXQ_GEMM_SM90_BPREP_ENTRY(e4m3, E4M3)
 MXQ_GEMM_SM90_BPREP_ENTRY(e5m2, E5M2)
