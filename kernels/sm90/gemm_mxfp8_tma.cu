@@ -137,8 +137,9 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   const GemmSm90Params& p = tp.g;
   // kVar (measurement switch, MXQ_GEMM_SM90_VARIANT): bit 0 two m64n128k16 wgmmas per K step (the
-  // previous form) instead of one m64n256k16.
+  // previous form) instead of one m64n256k16; bit 2 (kBPre) one `empty` arrival per consumer warp.
   constexpr bool kN256 = (kVar & 1) == 0;
+  constexpr bool kWarpRelease = kBPre && (kVar & 4) != 0;
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = ptx::smem_align1024(smem_raw);
   // In-kernel B: [kSlots] bf16 slots, then the FP8 ring [stage] A box (8 KiB), B box (16 KiB).
@@ -152,7 +153,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
   const int tid = threadIdx.x;
   // full: the producer's arrive.expect_tx (TMA completes the bytes); empty: every consumer thread,
   // once the stage is converted (kBPre: once its wgmmas are done).
-  if (tid == 0) ptx::mbar_init_ring(full, empty, kStages, 1, 256);
+  if (tid == 0) ptx::mbar_init_ring(full, empty, kStages, 1, kWarpRelease ? 8 : 256);
   const TileSpace ts = build_tile_space<kThreads>(p, kBN, table, warp_buf);
   __syncthreads();  // barriers initialized, table visible
 
@@ -392,7 +393,9 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
           }
         };
         // Stage kt's wgmmas are done: its ring stage (A box read before them, slot read by them) is free.
-        auto release = [&](int kt) { ptx::mbar_arrive(&empty[(it0 + static_cast<uint32_t>(kt)) % kStages]); };
+        auto release = [&](int kt) {
+          if (!kWarpRelease || lane == 0) ptx::mbar_arrive(&empty[(it0 + static_cast<uint32_t>(kt)) % kStages]);
+        };
         for (int kt = 0; kt < nk; kt += 2) {
           convert(kt, xa);
           issue(kt, xa);
