@@ -20,7 +20,7 @@
 //                                       torch._grouped_mm / torch._scaled_grouped_mm on them
 //   mxq_bench_gemm M N K G [iters]      one M-grouped shape with uneven groups (G = 1: dense)
 //   --mxq-only                          mxq's default plan only (no fp8-prom, no cuBLAS): quick
-//                                       side-by-side runs of kernel variants (MXQ_GEMM_SM90_VARIANT)
+//                                       side-by-side runs of kernel changes or environment settings
 #include <dlfcn.h>
 
 #include <algorithm>

@@ -25,7 +25,7 @@
 // wgmmas done and a named barrier after it.
 //
 // B dequantized ahead (kBPre, the `_bpre` entry points): for tall groups the launcher first runs
-// bprep_body / bprep_staged_body, which write B once as bf16 into the workspace in the slot order
+// bprep_staged_body (and for K-grouped plans a table kernel first), which write B once as bf16 into the workspace in the slot order
 // step 1 would produce; the producer then loads B's 256 x 64 bf16 box by TMA (128-byte swizzle)
 // straight into the ring stage's slot, the consumers convert only A, skip step 2, and release a
 // stage after the wait that shows its wgmmas done (the stage before the one just issued).
@@ -130,16 +130,12 @@ __device__ __forceinline__ void wgmma_bf16_rs_n256(float (&d)[128], const uint32
 
 // kKGroupedKernel: the K-grouped (wgrad) instance; M-grouped and dense plans launch the other one,
 // whose registers the K-grouped masking and shifted-block paths would otherwise crowd.
-// kBPre: B arrives dequantized (bf16 workspace, see bprep_body) by TMA straight into the ring's
+// kBPre: B arrives dequantized (bf16 workspace, see bprep_staged_body) by TMA straight into the ring's
 // bf16 slots; the consumers convert only A and release a stage once its wgmmas are done.
-template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, bool kKGroupedKernel, bool kBPre = false, int kVar = 0>
+template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, bool kKGroupedKernel, bool kBPre = false>
 __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   const GemmSm90Params& p = tp.g;
-  // kVar (measurement switch, MXQ_GEMM_SM90_VARIANT): bit 0 two m64n128k16 wgmmas per K step (the
-  // previous form) instead of one m64n256k16; bit 2 (kBPre) one `empty` arrival per consumer warp.
-  constexpr bool kN256 = (kVar & 1) == 0;
-  constexpr bool kWarpRelease = kBPre && (kVar & 4) != 0;
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = ptx::smem_align1024(smem_raw);
   // In-kernel B: [kSlots] bf16 slots, then the FP8 ring [stage] A box (8 KiB), B box (16 KiB).
@@ -153,7 +149,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
   const int tid = threadIdx.x;
   // full: the producer's arrive.expect_tx (TMA completes the bytes); empty: every consumer thread,
   // once the stage is converted (kBPre: once its wgmmas are done).
-  if (tid == 0) ptx::mbar_init_ring(full, empty, kStages, 1, kWarpRelease ? 8 : 256);
+  if (tid == 0) ptx::mbar_init_ring(full, empty, kStages, 1, 256);
   const TileSpace ts = build_tile_space<kThreads>(p, kBN, table, warp_buf);
   __syncthreads();  // barriers initialized, table visible
 
@@ -377,14 +373,8 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
           const uint32_t b_addr = ptx::smem_addr(smem + ((it0 + static_cast<uint32_t>(kt)) % kStages) * kSlotBytes);
           ptx::wgmma_fence();
 #pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            if constexpr (kN256) {
-              wgmma_bf16_rs_n256(reinterpret_cast<float(&)[128]>(acc), x[j], ptx::smem_desc_k128_sw128(b_addr + 32 * j));
-            } else {
-              ptx::wgmma_bf16_rs<128, 0>(acc[0], x[j], ptx::smem_desc_k128_sw128(b_addr + 32 * j), 1);
-              ptx::wgmma_bf16_rs<128, 0>(acc[1], x[j], ptx::smem_desc_k128_sw128(b_addr + 128 * 128 + 32 * j), 1);
-            }
-          }
+          for (int j = 0; j < 4; ++j)
+            wgmma_bf16_rs_n256(reinterpret_cast<float(&)[128]>(acc), x[j], ptx::smem_desc_k128_sw128(b_addr + 32 * j));
           ptx::wgmma_commit();
           if constexpr (kShift) {
             if (kt + 1 < nk) load_e(kt + 1, ea, eb);
@@ -393,9 +383,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
           }
         };
         // Stage kt's wgmmas are done: its ring stage (A box read before them, slot read by them) is free.
-        auto release = [&](int kt) {
-          if (!kWarpRelease || lane == 0) ptx::mbar_arrive(&empty[(it0 + static_cast<uint32_t>(kt)) % kStages]);
-        };
+        auto release = [&](int kt) { ptx::mbar_arrive(&empty[(it0 + static_cast<uint32_t>(kt)) % kStages]); };
         for (int kt = 0; kt < nk; kt += 2) {
           convert(kt, xa);
           issue(kt, xa);
@@ -533,14 +521,8 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
             const uint32_t b_addr = ptx::smem_addr(slot);
             ptx::wgmma_fence();
 #pragma unroll
-            for (int j = 0; j < 4; ++j) {
-              if constexpr (kN256) {
-                wgmma_bf16_rs_n256(reinterpret_cast<float(&)[128]>(acc), x[j], ptx::smem_desc_k128_sw128(b_addr + 32 * j));
-              } else {
-                ptx::wgmma_bf16_rs<128, 0>(acc[0], x[j], ptx::smem_desc_k128_sw128(b_addr + 32 * j), 1);
-                ptx::wgmma_bf16_rs<128, 0>(acc[1], x[j], ptx::smem_desc_k128_sw128(b_addr + 128 * 128 + 32 * j), 1);
-              }
-            }
+            for (int j = 0; j < 4; ++j)
+              wgmma_bf16_rs_n256(reinterpret_cast<float(&)[128]>(acc), x[j], ptx::smem_desc_k128_sw128(b_addr + 32 * j));
             ptx::wgmma_commit();
             // Scales ahead: loaded here, not before the proxy fence above, which would wait for them
             // (it compiles to MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S).
@@ -593,73 +575,6 @@ __device__ __forceinline__ bool bprep_item(const GemmSm90BPrepParams& p, int64_t
   row = i / spr;
   col = static_cast<int>(i - row * spr) * kBK;
   return true;
-}
-
-// M-grouped / dense B: eight threads per item, each writing one 16-byte unit u = 2j + h (word j's
-// `lo` (h = 0) or `hi` (h = 1) halves), so a warp stores 512 contiguous bytes per instruction. (One
-// thread per item storing all eight units at a 128-byte stride wrote half a sector per request and
-// kept the kernel L2-bound: ncu, 2026-11-22, fprop E8 270 us at 1.59 GHz.) The eight threads load
-// word j of each chunk and agree by shuffles on the exact path, so the bytes are those of a
-// one-thread-per-item conversion.
-template <Fp8Kind BK>
-__device__ __forceinline__ void bprep_body(const GemmSm90BPrepParams& p) {
-  constexpr int kL = kGemmSm90BPrepLanes;
-  const uint64_t t = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const uint64_t i = t / kL;
-  const int u = static_cast<int>(t % kL), j = u >> 1, h = u & 1;
-  const bool valid = i < static_cast<uint64_t>(p.items);  // every thread reaches the shuffles
-  const uint32_t spr = static_cast<uint32_t>(p.kp / kBK);
-  uint64_t row;
-  uint32_t seg;
-  if (i < (uint64_t(1) << 32)) {  // 32-bit division (2^32 items would be a 256 GiB B)
-    row = static_cast<uint32_t>(i) / spr;
-    seg = static_cast<uint32_t>(i) - static_cast<uint32_t>(row) * spr;
-  } else {
-    row = i / spr;
-    seg = static_cast<uint32_t>(i - row * spr);
-  }
-  if (!valid) row = 0, seg = 0;
-  // (B's rows and N are below 2^31: sm90_tma_supports)
-  const int64_t g = static_cast<uint32_t>(row) / static_cast<uint32_t>(p.n), nr = static_cast<int64_t>(row) - g * p.n;
-  const int64_t k0 = static_cast<int64_t>(seg) * kBK;
-  const uint8_t* src = p.b + static_cast<int64_t>(row) * p.k + k0 + 4 * j;
-  uint32_t w[4];
-#pragma unroll
-  for (int c = 0; c < 4; ++c)
-    w[c] = valid && k0 + 16 * c < p.k ? __ldg(reinterpret_cast<const uint32_t*>(src + 16 * c)) : 0u;
-  const int64_t kc = layout::scale_cols(p.k);
-  const uint8_t* sb = p.b_scales + g * p.b_scale_stride;
-  uint32_t e[2];
-#pragma unroll
-  for (int hh = 0; hh < 2; ++hh) {
-    const int64_t kb = 2 * int64_t(seg) + hh;
-    e[hh] = valid && kb < kc ? __ldg(sb + (p.swizzled ? layout::swizzled_offset(nr, kb, p.scale_ld) : nr * p.scale_ld + kb))
-                             : kNoScale;
-  }
-  uint32_t spec = 0;
-#pragma unroll
-  for (int c = 0; c < 4; ++c) spec |= special_bits<BK>(w[c]);
-  uint32_t slow = code_slow<BK>(e[0]) || code_slow<BK>(e[1]) || (spec & 0x80808080u) != 0 ? 1u : 0u;
-  slow |= __shfl_xor_sync(0xFFFFFFFFu, slow, 2);  // threads 2j and 2j + 1 hold the same words
-  slow |= __shfl_xor_sync(0xFFFFFFFFu, slow, 4);
-  if (!valid) return;
-  uint32_t o[4];
-  if (slow) {
-#pragma unroll
-    for (int c = 0; c < 4; ++c) {
-      uint32_t lo, hi;
-      cvt_exact<BK>(w[c], code_exact(e[c / 2]), lo, hi);
-      o[c] = h ? hi : lo;
-    }
-  } else {
-    using FB = Fp8Bits<BK>;
-    const uint32_t sel = h ? 0xB391u : 0xA280u;  // cvt_fast's `hi` or `lo` half only
-#pragma unroll
-    for (int c = 0; c < 4; ++c)
-      o[c] = mul_bf16x2((prmt(w[c], sel) << FB::kShift) & FB::kMask, code_mult<BK>(e[c / 2]) * 0x00010001u);
-  }
-  *reinterpret_cast<uint4*>(reinterpret_cast<uint8_t*>(p.out + static_cast<int64_t>(row) * p.kp + k0) + 16 * u) =
-      make_uint4(o[0], o[1], o[2], o[3]);
 }
 
 // K-grouped B (wgrad): thread i converts columns [64s, 64s + 64) of row `row` of the dequantized B,
@@ -723,8 +638,10 @@ __device__ __forceinline__ void bprep_kgrouped_item(const GemmSm90BPrepParams& p
   }
 }
 
-// M-grouped / dense B, one thread per item (bprep_staged_body): row `row` of the [groups * N]
-// rows, the stage at column c0, converted whole -- the bytes of bprep_body's eight threads.
+// M-grouped / dense B (bprep_staged_body): row `row` of the [groups * N] rows, the stage at column
+// c0, converted whole by one thread. (Until the fifth session eight threads shared a stage, each
+// storing one 16-byte unit straight to global memory: issue-bound, ncu 2026-11-22 fprop E8 168.6 us
+// at 1.57 GHz, DRAM 59% of peak; this form with staged stores: 119.7 us at 1.58 GHz, DRAM 83%.)
 template <Fp8Kind BK>
 __device__ __forceinline__ void bprep_mgrouped_item(const GemmSm90BPrepParams& p, int64_t row, int c0,
                                                     uint32_t (&lo)[16], uint32_t (&hi)[16]) {
@@ -849,13 +766,11 @@ __device__ __forceinline__ void bprep_table_body(const GemmSm90Params& p, int32_
 
 // extern "C" entry points, looked up by name from the embedded image (src/cuda/op_gemm.cpp):
 // mxq_gemm_sm90_tma_<A>_<B>_<D>[_kgrouped].
-#define MXQ_GEMM_SM90_TMA_ENTRY_V(NAME, AK, BK, F32, KG, BP, V)                                                    \
+#define MXQ_GEMM_SM90_TMA_ENTRY(NAME, AK, BK, F32, KG, BP)                                                         \
   extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90TmaThreads, 1)                                         \
       NAME(const __grid_constant__ mxq::GemmSm90TmaParams p) {                                                      \
-    mxq::sm90gemm::tmapath::gemm_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, KG, BP, V>(p);             \
+    mxq::sm90gemm::tmapath::gemm_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, KG, BP>(p);                \
   }
-#define MXQ_GEMM_SM90_TMA_ENTRY(NAME, AK, BK, F32, KG, BP) MXQ_GEMM_SM90_TMA_ENTRY_V(NAME, AK, BK, F32, KG, BP, 0)
-#ifndef MXQ_GEMM_SM90_TMA_VARIANTS_ONLY
 #define MXQ_GEMM_SM90_TMA_ENTRIES(A, B, AK, BK)                                                   \
   MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16, AK, BK, false, false, false)       \
   MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32, AK, BK, true, false, false)         \
@@ -869,7 +784,7 @@ __device__ __forceinline__ void bprep_table_body(const GemmSm90Params& p, int32_
 #define MXQ_GEMM_SM90_BPREP_ENTRY(B, BK)                                                   \
   extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90BPrepThreads)                 \
       mxq_gemm_sm90_bprep_##B(const __grid_constant__ mxq::GemmSm90BPrepParams p) {        \
-    mxq::sm90gemm::tmapath::bprep_body<mxq::ptx::Fp8Kind::BK>(p);                           \
+    mxq::sm90gemm::tmapath::bprep_staged_body<mxq::ptx::Fp8Kind::BK, false>(p);             \
   }
 #define MXQ_GEMM_SM90_BPREP_KG_ENTRY(B, BK)                                                   \
   extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90BPrepThreads)                    \
@@ -889,4 +804,3 @@ extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90BPrepTableThreads)
 MXQ_GEMM_SM90_TMA_ENTRIES(e4m3, e4m3, E4M3, E4M3)
 MXQ_GEMM_SM90_TMA_ENTRIES(e4m3, e5m2, E4M3, E5M2)
 MXQ_GEMM_SM90_TMA_ENTRIES(e5m2, e4m3, E5M2, E4M3)
-#endif  // MXQ_GEMM_SM90_TMA_VARIANTS_ONLY

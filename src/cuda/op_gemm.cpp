@@ -67,7 +67,7 @@ std::string sm90_bf16_supports(const GemmDesc& d, const DeviceInfo& dev) {
 }
 
 // Whether the TMA kernel takes B dequantized ahead into a bf16 workspace (kernels/sm90/gemm_mxfp8_tma.cu,
-// bprep_body / bprep_kgrouped_body): plans whose B tiles are used by enough m-tiles (groups of >= 512
+// bprep_staged_body): plans whose B tiles are used by enough m-tiles (groups of >= 512
 // rows on average; K-grouped: M >= 512) that converting each B element once (5 bytes of traffic
 // instead of 1) beats converting it in every m-tile (measured: see docs/PERFORMANCE.md).
 // MXQ_GEMM_SM90_BPREP=0 / 1 overrides the rule.
@@ -91,17 +91,6 @@ size_t bprep_bytes(const GemmDesc& d) {
   const int64_t rows = grouped_k(d) ? d.n : kernel_groups(d) * d.n;
   const int64_t header = grouped_k(d) ? gemm_sm90_bprep_header_bytes(d.num_groups) : 0;
   return static_cast<size_t>(header + rows * bprep_row(d) * 2);
-}
-
-// MXQ_GEMM_SM90_VARIANT (measurement switch, kernels/sm90/gemm_mxfp8_tma_variants.cu, E4M3 x E4M3
-// only; 0, the default, otherwise), bits: 1 the TMA kernel's previous wgmma form, two m64n128k16 per
-// K step; 2 the M-grouped / dense B pre-kernel with one thread per stage and staged stores; 4 the
-// `_bpre` kernel with one ring-release arrival per warp. Valid: 1, 2, 4, 6.
-int tma_variant(const GemmDesc& d) {
-  const char* env = std::getenv("MXQ_GEMM_SM90_VARIANT");
-  const int v = env ? std::atoi(env) : 0;
-  if (v != 1 && v != 2 && v != 4 && v != 6) return 0;
-  return d.a_dtype == MXQ_DTYPE_E4M3 && d.b_dtype == MXQ_DTYPE_E4M3 ? v : 0;
 }
 
 // The TMA BF16-path kernel: the BF16 path's plans whose coordinates fit TMA's int32 box origins.
@@ -133,19 +122,16 @@ class GemmSm90 final : public OpImpl {
   GemmSm90(const GemmDesc& d, Device& dev, Sm90Kernel kind) : d_(d), dev_(dev), kind_(kind) {
     const char* tag = kind == Sm90Kernel::Bf16Tma ? "tma_" : kind == Sm90Kernel::Bf16Path ? "bf16path_" : "";
     bprep_ = kind == Sm90Kernel::Bf16Tma && use_bprep(d);
-    variant_ = kind == Sm90Kernel::Bf16Tma ? tma_variant(d) : 0;
-    if (!bprep_) variant_ &= 1;  // bits 2 and 4 concern the B pre-kernel path
     const std::string kname =
-        fmt::format("mxq_gemm_sm90_{}{}_{}_{}{}{}{}", tag, fp8_tag(d.a_dtype), fp8_tag(d.b_dtype),
+        fmt::format("mxq_gemm_sm90_{}{}_{}_{}{}{}", tag, fp8_tag(d.a_dtype), fp8_tag(d.b_dtype),
                     d.d_dtype == MXQ_DTYPE_FP32 ? "f32" : "bf16",
                     kind == Sm90Kernel::Bf16Tma && grouped_k(d) ? "_kgrouped" : "",
-                    bprep_ ? "_bpre" : "", (variant_ & 5) ? fmt::format("_v{}", variant_ & 5) : std::string());
+                    bprep_ ? "_bpre" : "");
     fn_ = dev.kernel(kname.c_str());
     kname_ = kname;
     if (bprep_) {
       const std::string pname =
-          fmt::format("mxq_gemm_sm90_bprep_{}{}", fp8_tag(d.b_dtype),
-                      grouped_k(d) ? "_kgrouped" : (variant_ & 2) ? "_staged" : "");
+          fmt::format("mxq_gemm_sm90_bprep_{}{}", fp8_tag(d.b_dtype), grouped_k(d) ? "_kgrouped" : "");
       fn_prep_ = dev.kernel(pname.c_str());
       kname_ += " + " + pname;
       if (grouped_k(d)) fn_table_ = dev.kernel("mxq_gemm_sm90_bprep_table");
@@ -283,8 +269,7 @@ class GemmSm90 final : public OpImpl {
         }
         Dim3 pg, pb;
         pb.x = kGemmSm90BPrepThreads;
-        const int64_t lanes = grouped_k(d_) || (variant_ & 2) ? 1 : kGemmSm90BPrepLanes;  // threads per item
-        pg.x = static_cast<unsigned>(layout::ceil_div(pp.items * lanes, static_cast<int64_t>(kGemmSm90BPrepThreads)));
+        pg.x = static_cast<unsigned>(layout::ceil_div(pp.items, static_cast<int64_t>(kGemmSm90BPrepThreads)));  // one thread per item
         void* pparams[] = {&pp};
         dev_.launch(fn_prep_, pg, pb, 0, stream, pparams, "grouped GEMM B pre-kernel");
         encode_bf16(pp.out, b_rows, prep_.kp, tp.tmap_b);
@@ -333,7 +318,6 @@ class GemmSm90 final : public OpImpl {
   CUfunction fn_prep_ = nullptr;
   CUfunction fn_table_ = nullptr;
   bool bprep_ = false;
-  int variant_ = 0;  // MXQ_GEMM_SM90_VARIANT
   GemmSm90BPrepParams prep_{};
   std::string kname_;
   GemmSm90Params base_{};
