@@ -25,10 +25,11 @@
 // wgmmas done and a named barrier after it.
 //
 // B dequantized ahead (kBPre, the `_bpre` entry points): for tall groups the launcher first runs
-// bprep_staged_body (and for K-grouped plans a table kernel first), which write B once as bf16 into the workspace in the slot order
-// step 1 would produce; the producer then loads B's 256 x 64 bf16 box by TMA (128-byte swizzle)
-// straight into the ring stage's slot, the consumers convert only A, skip step 2, and release a
-// stage after the wait that shows its wgmmas done (the stage before the one just issued).
+// the pre-kernel bprep_staged_body (K-grouped plans: after a one-block table kernel), which writes
+// B once as bf16 into the workspace in the slot order step 1 would produce; the producer then
+// loads B's 256 x 64 bf16 box by TMA (128-byte swizzle) straight into the ring stage's slot, the
+// consumers convert only A, skip step 2, and release a stage after the wait that shows its wgmmas
+// done (the stage before the one just issued).
 //
 // Layout of a thread's data. A: thread (warp w, lane l) of consumer c owns rows r0 = 64c + 16w +
 // l/4 and r0 + 8, and the 16 bytes [16q, 16q + 16) of each (q = l % 4); the K permutation of
@@ -106,32 +107,42 @@ __device__ __forceinline__ uint32_t mask_range(uint32_t w, int pos, int vlo, int
 __device__ __forceinline__ void wgmma_bf16_rs_n256(float (&d)[128], const uint32_t (&a)[4], uint64_t desc_b) {
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
                "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
-               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}"
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+               "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+               "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+               "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+               "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+               "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+               "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+               "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}"
                ", {%128, %129, %130, %131}, %132, p, 1, 1, 0;\n}\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-                 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-                 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-                 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-                 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-                 "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-                 "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-                 "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-                 "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-                 "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
-                 "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
-                 "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
-                 "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-                 "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
-                 "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
-                 "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+                 "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+                 "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+                 "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+                 "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+                 "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+                 "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+                 "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+                 "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+                 "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]),
+                 "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
+                 "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
+                 "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
+                 "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
+                 "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]),
+                 "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+                 "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]),
+                 "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]),
+                 "+f"(d[126]), "+f"(d[127])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1));
 }
 #endif
 
 // kKGroupedKernel: the K-grouped (wgrad) instance; M-grouped and dense plans launch the other one,
 // whose registers the K-grouped masking and shifted-block paths would otherwise crowd.
-// kBPre: B arrives dequantized (bf16 workspace, see bprep_staged_body) by TMA straight into the ring's
-// bf16 slots; the consumers convert only A and release a stage once its wgmmas are done.
+// kBPre: B arrives dequantized (bf16 workspace, see bprep_staged_body) by TMA straight into the
+// ring's bf16 slots; the consumers convert only A and release a stage once its wgmmas are done.
 template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, bool kKGroupedKernel, bool kBPre = false>
 __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -354,7 +365,8 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
                 if constexpr (kShift) {
                   const uint32_t L = ea[h][0];
                   const uint32_t sel = (qsel >> (4 * j)) & 0xFu;
-                  if constexpr (kSlow) cvt_exact_sel<AK>(aw[h][j], code_exact(L), code_exact(H), sel, x[j][h], x[j][h + 2]);
+                  if constexpr (kSlow)
+                    cvt_exact_sel<AK>(aw[h][j], code_exact(L), code_exact(H), sel, x[j][h], x[j][h + 2]);
                   else cvt_fast_sel<AK>(aw[h][j], code_mult<AK>(L), code_mult<AK>(H), sel, x[j][h], x[j][h + 2]);
                 } else {
                   if constexpr (kSlow) cvt_exact<AK>(aw[h][j], code_exact(H), x[j][h], x[j][h + 2]);
@@ -495,7 +507,8 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
                 if constexpr (kShift) {
                   const uint32_t L = ea[h][0];
                   const uint32_t sel = (qsel >> (4 * j)) & 0xFu;
-                  if constexpr (kSlow) cvt_exact_sel<AK>(aw[h][j], code_exact(L), code_exact(H), sel, x[j][h], x[j][h + 2]);
+                  if constexpr (kSlow)
+                    cvt_exact_sel<AK>(aw[h][j], code_exact(L), code_exact(H), sel, x[j][h], x[j][h + 2]);
                   else cvt_fast_sel<AK>(aw[h][j], code_mult<AK>(L), code_mult<AK>(H), sel, x[j][h], x[j][h + 2]);
                 } else {
                   if constexpr (kSlow) cvt_exact<AK>(aw[h][j], code_exact(H), x[j][h], x[j][h + 2]);
@@ -522,7 +535,8 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
             ptx::wgmma_fence();
 #pragma unroll
             for (int j = 0; j < 4; ++j)
-              wgmma_bf16_rs_n256(reinterpret_cast<float(&)[128]>(acc), x[j], ptx::smem_desc_k128_sw128(b_addr + 32 * j));
+              wgmma_bf16_rs_n256(reinterpret_cast<float(&)[128]>(acc), x[j],
+                                 ptx::smem_desc_k128_sw128(b_addr + 32 * j));
             ptx::wgmma_commit();
             // Scales ahead: loaded here, not before the proxy fence above, which would wait for them
             // (it compiles to MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S).
@@ -651,7 +665,8 @@ __device__ __forceinline__ void bprep_mgrouped_item(const GemmSm90BPrepParams& p
   uint32_t w[16];  // w[4c + j]: word j of chunk c
 #pragma unroll
   for (int c = 0; c < 4; ++c) {
-    const uint4 v = c0 + 16 * c < p.k ? __ldg(reinterpret_cast<const uint4*>(src + 16 * c)) : make_uint4(0u, 0u, 0u, 0u);
+    const uint4 v =
+        c0 + 16 * c < p.k ? __ldg(reinterpret_cast<const uint4*>(src + 16 * c)) : make_uint4(0u, 0u, 0u, 0u);
     w[4 * c + 0] = v.x, w[4 * c + 1] = v.y, w[4 * c + 2] = v.z, w[4 * c + 3] = v.w;
   }
   const int64_t kc = layout::scale_cols(p.k);
