@@ -19,6 +19,8 @@
 //   mxq_bench_gemm [--torch SCRIPT]     all shapes; SCRIPT (tools/bench_gemm_torch.py) then times
 //                                       torch._grouped_mm / torch._scaled_grouped_mm on them
 //   mxq_bench_gemm M N K G [iters]      one M-grouped shape with uneven groups (G = 1: dense)
+//   --mxq-only                          mxq's default plan only (no fp8-prom, no cuBLAS): quick
+//                                       side-by-side runs of kernel changes or environment settings
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -41,6 +43,8 @@
 namespace {
 
 using namespace mxq_bench;
+
+bool mxq_only = false;  // --mxq-only
 
 enum class Kind { Fprop, Wgrad, Decode, Dense };
 
@@ -205,7 +209,7 @@ void bench(const Shape& s, mxqHandle_t h, double copy_bw) {
     return ms;
   };
   const double ms = run_mxq(false);
-  const double ms_prom = run_mxq(true);
+  const double ms_prom = mxq_only ? -1.0 : run_mxq(true);
   auto tf = [&](double t) { return t > 0 ? flops / (t * 1e-3) / 1e12 : 0.0; };
 
   char shape[96];
@@ -224,7 +228,7 @@ void bench(const Shape& s, mxqHandle_t h, double copy_bw) {
 #ifdef MXQ_BENCH_HAVE_CUBLAS
   // ---- cuBLAS bf16, one call per group (row-major D = A B^T as column-major D^T = B A^T) ---------
   double ms_bf16 = -1.0;
-  {
+  if (!mxq_only) {
     const Filler f16(3, 0x7F, 0x7F, 0x3F, true);
     DevMem ha(static_cast<size_t>(a_bytes) * 2), hb(static_cast<size_t>(b_bytes) * 2);
     f16.fill(ha, ha.bytes);
@@ -277,7 +281,7 @@ void bench(const Shape& s, mxqHandle_t h, double copy_bw) {
                 bw, bw / copy_bw, copy_bw, ms_prom > 0 ? moved / (ms_prom * 1e-3) / 1e12 : 0.0);
 #ifdef MXQ_BENCH_HAVE_CUBLAS
     const double moved16 = 2.0 * static_cast<double>(a_bytes + b_bytes) + static_cast<double>(d_rows * s.n) * 2.0;
-    std::printf("; bf16 %.3f GB at %.2f TB/s", moved16 / 1e9, moved16 / (ms_bf16 * 1e-3) / 1e12);
+    if (ms_bf16 > 0) std::printf("; bf16 %.3f GB at %.2f TB/s", moved16 / 1e9, moved16 / (ms_bf16 * 1e-3) / 1e12);
 #endif
     std::printf("\n");
   }
@@ -292,6 +296,7 @@ int main(int argc, char** argv) {
   std::string torch_script;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--torch" && i + 1 < argc) torch_script = argv[++i];
+    else if (std::string(argv[i]) == "--mxq-only") mxq_only = true;
     else pos.push_back(argv[i]);
   }
   load_driver();

@@ -14,8 +14,10 @@
 //      stage's bf16 slot (128-byte swizzle, the layout wgmma's descriptor reads) and its A rows'
 //      bytes into the A fragments of register-sourced wgmma; release the FP8 stage;
 //   2. proxy fence, named barrier over the 256 consumer threads (B's slot is whole);
-//   3. issue the stage's 2 x 4 m64n128k16 wgmmas and commit; wait until one group is pending,
-//      i.e. the *previous* stage's wgmmas are done.
+//   3. issue the stage's 4 m64n256k16 wgmmas (one per 16-wide K step, all 256 columns) and commit;
+//      wait until one group is pending, i.e. the *previous* stage's wgmmas are done. (Two
+//      m64n128k16 per K step, the form until the fifth session, issue twice the wgmmas and send the
+//      A fragments twice: ~2% slower, docs/PERFORMANCE.md "Grouped GEMM".)
 // So a stage's conversion runs while the tensor cores work on the stage before it. Reuse: the A
 // fragments alternate between two register sets (the loop is unrolled by two; an odd stage count
 // gets one all-zero stage, whose TMA box lies past K and whose scales are 0), and a bf16 slot is
@@ -23,10 +25,11 @@
 // wgmmas done and a named barrier after it.
 //
 // B dequantized ahead (kBPre, the `_bpre` entry points): for tall groups the launcher first runs
-// bprep_body / bprep_kgrouped_body, which write B once as bf16 into the workspace in the slot order
-// step 1 would produce; the producer then loads B's 256 x 64 bf16 box by TMA (128-byte swizzle)
-// straight into the ring stage's slot, the consumers convert only A, skip step 2, and release a
-// stage after the wait that shows its wgmmas done (the stage before the one just issued).
+// the pre-kernel bprep_staged_body (K-grouped plans: after a one-block table kernel), which writes
+// B once as bf16 into the workspace in the slot order step 1 would produce; the producer then
+// loads B's 256 x 64 bf16 box by TMA (128-byte swizzle) straight into the ring stage's slot, the
+// consumers convert only A, skip step 2, and release a stage after the wait that shows its wgmmas
+// done (the stage before the one just issued).
 //
 // Layout of a thread's data. A: thread (warp w, lane l) of consumer c owns rows r0 = 64c + 16w +
 // l/4 and r0 + 8, and the 16 bytes [16q, 16q + 16) of each (q = l % 4); the K permutation of
@@ -98,10 +101,48 @@ __device__ __forceinline__ uint32_t mask_range(uint32_t w, int pos, int vlo, int
   return w & keep_below & keep_above;
 }
 
+// One m64n256k16 bf16 wgmma with A from registers (the accumulator of two side-by-side m64n128k16
+// ones: d[64h + i] is acc[h][i], the same columns), B K-major 128-byte swizzled, D += A * B^T.
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+__device__ __forceinline__ void wgmma_bf16_rs_n256(float (&d)[128], const uint32_t (&a)[4], uint64_t desc_b) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+               "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+               "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+               "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+               "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+               "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+               "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+               "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}"
+               ", {%128, %129, %130, %131}, %132, p, 1, 1, 0;\n}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+                 "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+                 "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+                 "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+                 "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+                 "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+                 "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+                 "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+                 "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+                 "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]),
+                 "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
+                 "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
+                 "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
+                 "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
+                 "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]),
+                 "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+                 "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]),
+                 "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]),
+                 "+f"(d[126]), "+f"(d[127])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1));
+}
+#endif
+
 // kKGroupedKernel: the K-grouped (wgrad) instance; M-grouped and dense plans launch the other one,
 // whose registers the K-grouped masking and shifted-block paths would otherwise crowd.
-// kBPre: B arrives dequantized (bf16 workspace, see bprep_body) by TMA straight into the ring's
-// bf16 slots; the consumers convert only A and release a stage once its wgmmas are done.
+// kBPre: B arrives dequantized (bf16 workspace, see bprep_staged_body) by TMA straight into the
+// ring's bf16 slots; the consumers convert only A and release a stage once its wgmmas are done.
 template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, bool kKGroupedKernel, bool kBPre = false>
 __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -265,115 +306,217 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
         if (nk > 2) load_words(1, wa_n1, wb_n1);
       }
       uint32_t xa[4][4], xb[4][4];  // A fragments of even / odd stages
-
-      auto stage = [&](int kt, uint32_t (&x)[4][4]) {
-        if constexpr (!kShift) {
-          const int kba = 2 * kt + (q >> 1);
+      if constexpr (kBPre) {
+        // B arrives as bf16 in the ring stage's slot; only A is converted here, into two fragment sets
+        // (even / odd stages): stage kt's A once the wait after issuing stage kt - 1 shows stage kt - 2
+        // done, so the conversion runs while stage kt - 1's wgmmas do. (Converting one stage further
+        // ahead into a third set, while two stages are in flight, measured slower: PERFORMANCE.md.)
+        const uint32_t it0 = it;
+        // Converts stage kt's A rows (ring stage it0 + kt) into the fragments x.
+        auto convert = [&](int kt, uint32_t (&x)[4][4]) {
+          if constexpr (!kShift) {
+            if ((kt & 1) == 0 && kt > 0) {  // a new stage pair: its words were loaded two pairs ahead
+              wa[0] = wa_n1[0], wa[1] = wa_n1[1];
+              wa_n1[0] = wa_n2[0], wa_n1[1] = wa_n2[1];
+            }
+            const int kba = 2 * kt + (q >> 1);
 #pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            ea[h][1] = code_of(wa[h], avalid[h], kba);
-            ea[h][0] = kNoScale;
+            for (int h = 0; h < 2; ++h) {
+              ea[h][1] = code_of(wa[h], avalid[h], kba);
+              ea[h][0] = kNoScale;
+            }
           }
-          eb[0] = kNoScale;
-          eb[1] = code_of(wb, bvalid, 2 * kt);
-          eb[2] = code_of(wb, bvalid, 2 * kt + 1);
-        }
-        const uint32_t s = it % kStages, round = it / kStages;
-        // The stage's A box (and B's FP8 box after it, in-kernel B); the bf16 slot wgmma reads (kBPre:
-        // the ring stage's, filled by TMA).
-        const uint8_t* st = smem_fp8 + s * (kBPre ? kAStageBytes : kStageBytes);
-        uint8_t* slot = smem + (kBPre ? s : it % kSlots) * kSlotBytes;
-        // K-grouped: the stage's bytes inside the range, [vlo, vhi); the rest is another group's.
-        const int64_t rem = len + sh - int64_t(kt) * kBK;
-        const int vlo = kt == 0 ? sh : 0;
-        const int vhi = rem >= kBK ? kBK : rem <= 0 ? 0 : static_cast<int>(rem);
-        const bool masked = kKG && (vlo > 0 || vhi < kBK);
-        ptx::mbar_wait(&full[s], round & 1);
-        // Load and screen B row br (-> bf16 slot row br; chunk c takes blocks 2kt - 1 + c/2 and
-        // 2kt + c/2 when shifted, else 2kt + c/2) and A rows r0, r0 + 8 (-> the fragments
-        // x[j] = {lo(r0), lo(r0+8), hi(r0), hi(r0+8)} of word j), then convert both in one block
-        // when neither needs the exact path, so the scheduler can interleave them.
-        uint32_t w[16];  // B: w[4c + j] is word j of chunk c
+          const uint32_t g = it0 + static_cast<uint32_t>(kt), s = g % kStages, round = g / kStages;
+          const uint8_t* st = smem_fp8 + s * kAStageBytes;
+          // K-grouped: the stage's bytes inside the range, [vlo, vhi); the rest is another group's.
+          const int64_t rem = len + sh - int64_t(kt) * kBK;
+          const int vlo = kt == 0 ? sh : 0;
+          const int vhi = rem >= kBK ? kBK : rem <= 0 ? 0 : static_cast<int>(rem);
+          const bool masked = kKG && (vlo > 0 || vhi < kBK);
+          ptx::mbar_wait(&full[s], round & 1);
+          uint32_t aw[2][4];  // aw[h][j] is word j of row r0 + 8h's chunk q
+          {
+            const uint4 raw0 = *reinterpret_cast<const uint4*>(st + sw64_offset(r0, q));
+            const uint4 raw1 = *reinterpret_cast<const uint4*>(st + sw64_offset(r0 + 8, q));
+            aw[0][0] = raw0.x, aw[0][1] = raw0.y, aw[0][2] = raw0.z, aw[0][3] = raw0.w;
+            aw[1][0] = raw1.x, aw[1][1] = raw1.y, aw[1][2] = raw1.z, aw[1][3] = raw1.w;
+          }
+          if (masked) {
 #pragma unroll
-        for (int c = 0; c < 4 && !kBPre; ++c) {
-          const uint4 v = *reinterpret_cast<const uint4*>(st + kAStageBytes + sw64_offset(br, c));
-          w[4 * c + 0] = v.x;
-          w[4 * c + 1] = v.y;
-          w[4 * c + 2] = v.z;
-          w[4 * c + 3] = v.w;
-        }
-        uint32_t aw[2][4];  // A: aw[h][j] is word j of row r0 + 8h's chunk q
-        {
-          const uint4 raw0 = *reinterpret_cast<const uint4*>(st + sw64_offset(r0, q));
-          const uint4 raw1 = *reinterpret_cast<const uint4*>(st + sw64_offset(r0 + 8, q));
-          aw[0][0] = raw0.x, aw[0][1] = raw0.y, aw[0][2] = raw0.z, aw[0][3] = raw0.w;
-          aw[1][0] = raw1.x, aw[1][1] = raw1.y, aw[1][2] = raw1.z, aw[1][3] = raw1.w;
-        }
-        if (masked) {
+            for (int h = 0; h < 2; ++h)
 #pragma unroll
-          for (int i = 0; i < 16 && !kBPre; ++i) w[i] = mask_range(w[i], 4 * i, vlo, vhi);
+              for (int j = 0; j < 4; ++j) aw[h][j] = mask_range(aw[h][j], 16 * q + 4 * j, vlo, vhi);
+          }
+          uint32_t spec_a = 0;
 #pragma unroll
           for (int h = 0; h < 2; ++h)
 #pragma unroll
-            for (int j = 0; j < 4; ++j) aw[h][j] = mask_range(aw[h][j], 16 * q + 4 * j, vlo, vhi);
-        }
-        uint32_t spec_b = 0, spec_a = 0;
+            for (int j = 0; j < 4; ++j) spec_a |= special_bits<AK>(aw[h][j]);
+          const bool slow_a = code_slow<AK>(ea[0][0]) || code_slow<AK>(ea[0][1]) || code_slow<AK>(ea[1][0]) ||
+                              code_slow<AK>(ea[1][1]) || (spec_a & 0x80808080u) != 0;
+          const uint32_t qsel = (q & 1) ? 0xFFFFu : selm;
+          auto emit_a = [&](auto slow_tag) {
+            constexpr bool kSlow = decltype(slow_tag)::value;
 #pragma unroll
-        for (int i = 0; i < 16 && !kBPre; ++i) spec_b |= special_bits<BK>(w[i]);
+            for (int j = 0; j < 4; ++j) {
 #pragma unroll
-        for (int h = 0; h < 2; ++h)
-#pragma unroll
-          for (int j = 0; j < 4; ++j) spec_a |= special_bits<AK>(aw[h][j]);
-        [[maybe_unused]] const bool slow_b = !kBPre && (code_slow<BK>(eb[0]) || code_slow<BK>(eb[1]) || code_slow<BK>(eb[2]) ||
-                                       (spec_b & 0x80808080u) != 0);
-        const bool slow_a = code_slow<AK>(ea[0][0]) || code_slow<AK>(ea[0][1]) || code_slow<AK>(ea[1][0]) ||
-                            code_slow<AK>(ea[1][1]) || (spec_a & 0x80808080u) != 0;
-        uint8_t* drow = slot + br * 128;
-        auto emit_b = [&](auto slow_tag) {
-          constexpr bool kSlow = decltype(slow_tag)::value;
-#pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            uint32_t lo[4], hi[4];
-#pragma unroll
-            for (int c = 0; c < 4; ++c) {
-              const uint32_t H = eb[c / 2 + 1];
-              if constexpr (kShift) {
-                const uint32_t L = eb[c / 2];
-                const uint32_t sel = (c & 1) ? 0xFu : (selm >> (4 * j)) & 0xFu;
-                if constexpr (kSlow) cvt_exact_sel<BK>(w[4 * c + j], code_exact(L), code_exact(H), sel, lo[c], hi[c]);
-                else cvt_fast_sel<BK>(w[4 * c + j], code_mult<BK>(L), code_mult<BK>(H), sel, lo[c], hi[c]);
-              } else {
-                if constexpr (kSlow) cvt_exact<BK>(w[4 * c + j], code_exact(H), lo[c], hi[c]);
-                else cvt_fast<BK>(w[4 * c + j], code_mult<BK>(H) * 0x00010001u, lo[c], hi[c]);
+              for (int h = 0; h < 2; ++h) {
+                const uint32_t H = ea[h][1];
+                if constexpr (kShift) {
+                  const uint32_t L = ea[h][0];
+                  const uint32_t sel = (qsel >> (4 * j)) & 0xFu;
+                  if constexpr (kSlow)
+                    cvt_exact_sel<AK>(aw[h][j], code_exact(L), code_exact(H), sel, x[j][h], x[j][h + 2]);
+                  else cvt_fast_sel<AK>(aw[h][j], code_mult<AK>(L), code_mult<AK>(H), sel, x[j][h], x[j][h + 2]);
+                } else {
+                  if constexpr (kSlow) cvt_exact<AK>(aw[h][j], code_exact(H), x[j][h], x[j][h + 2]);
+                  else cvt_fast<AK>(aw[h][j], code_mult<AK>(H) * 0x00010001u, x[j][h], x[j][h + 2]);
+                }
               }
             }
-            store_kstep(drow, br & 7, j, lo, hi);
-          }
-        };
-        const uint32_t qsel = (q & 1) ? 0xFFFFu : selm;
-        auto emit_a = [&](auto slow_tag) {
-          constexpr bool kSlow = decltype(slow_tag)::value;
-#pragma unroll
-          for (int j = 0; j < 4; ++j) {
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              const uint32_t H = ea[h][1];
-              if constexpr (kShift) {
-                const uint32_t L = ea[h][0];
-                const uint32_t sel = (qsel >> (4 * j)) & 0xFu;
-                if constexpr (kSlow) cvt_exact_sel<AK>(aw[h][j], code_exact(L), code_exact(H), sel, x[j][h], x[j][h + 2]);
-                else cvt_fast_sel<AK>(aw[h][j], code_mult<AK>(L), code_mult<AK>(H), sel, x[j][h], x[j][h + 2]);
-              } else {
-                if constexpr (kSlow) cvt_exact<AK>(aw[h][j], code_exact(H), x[j][h], x[j][h + 2]);
-                else cvt_fast<AK>(aw[h][j], code_mult<AK>(H) * 0x00010001u, x[j][h], x[j][h + 2]);
-              }
-            }
-          }
-        };
-        if constexpr (kBPre) {
+          };
           if (slow_a) emit_a(std::true_type{});
           else emit_a(std::false_type{});
-        } else {
+        };
+        // Issues stage kt's wgmmas (both warpgroups, rows past the tile included: a wgmma under a branch
+        // the compiler cannot prove warp-uniform is serialized, ptxas C7518), then loads scales ahead
+        // (after the issue, as in the in-kernel path, so nothing before it waits for them).
+        auto issue = [&](int kt, const uint32_t (&x)[4][4]) {
+          const uint32_t b_addr = ptx::smem_addr(smem + ((it0 + static_cast<uint32_t>(kt)) % kStages) * kSlotBytes);
+          ptx::wgmma_fence();
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+            wgmma_bf16_rs_n256(reinterpret_cast<float(&)[128]>(acc), x[j], ptx::smem_desc_k128_sw128(b_addr + 32 * j));
+          ptx::wgmma_commit();
+          if constexpr (kShift) {
+            if (kt + 1 < nk) load_e(kt + 1, ea, eb);
+          } else {
+            if ((kt & 1) == 0 && kt + 4 < nk) load_words((kt >> 1) + 2, wa_n2, wb_n2);
+          }
+        };
+        // Stage kt's wgmmas are done: its ring stage (A box read before them, slot read by them) is free.
+        auto release = [&](int kt) { ptx::mbar_arrive(&empty[(it0 + static_cast<uint32_t>(kt)) % kStages]); };
+        for (int kt = 0; kt < nk; kt += 2) {
+          convert(kt, xa);
+          issue(kt, xa);
+          ptx::wgmma_wait<1>();  // stage kt - 1 done (and its fragments, xb)
+          if (kt > 0) release(kt - 1);
+          convert(kt + 1, xb);
+          issue(kt + 1, xb);
+          ptx::wgmma_wait<1>();
+          release(kt);
+        }
+        ptx::wgmma_wait<0>();
+        if (nk > 0) release(nk - 1);
+        it += static_cast<uint32_t>(nk);
+        ptx::fence_acc(acc[0]);
+        ptx::fence_acc(acc[1]);
+        return;
+      } else {
+        auto stage = [&](int kt, uint32_t (&x)[4][4]) {
+          if constexpr (!kShift) {
+            const int kba = 2 * kt + (q >> 1);
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              ea[h][1] = code_of(wa[h], avalid[h], kba);
+              ea[h][0] = kNoScale;
+            }
+            eb[0] = kNoScale;
+            eb[1] = code_of(wb, bvalid, 2 * kt);
+            eb[2] = code_of(wb, bvalid, 2 * kt + 1);
+          }
+          const uint32_t s = it % kStages, round = it / kStages;
+          // The stage's A box, B's FP8 box after it, and the bf16 slot B is converted into.
+          const uint8_t* st = smem_fp8 + s * kStageBytes;
+          uint8_t* slot = smem + (it % kSlots) * kSlotBytes;
+          // K-grouped: the stage's bytes inside the range, [vlo, vhi); the rest is another group's.
+          const int64_t rem = len + sh - int64_t(kt) * kBK;
+          const int vlo = kt == 0 ? sh : 0;
+          const int vhi = rem >= kBK ? kBK : rem <= 0 ? 0 : static_cast<int>(rem);
+          const bool masked = kKG && (vlo > 0 || vhi < kBK);
+          ptx::mbar_wait(&full[s], round & 1);
+          // Load and screen B row br (-> bf16 slot row br; chunk c takes blocks 2kt - 1 + c/2 and
+          // 2kt + c/2 when shifted, else 2kt + c/2) and A rows r0, r0 + 8 (-> the fragments
+          // x[j] = {lo(r0), lo(r0+8), hi(r0), hi(r0+8)} of word j), then convert both in one block
+          // when neither needs the exact path, so the scheduler can interleave them.
+          uint32_t w[16];  // B: w[4c + j] is word j of chunk c
+#pragma unroll
+          for (int c = 0; c < 4; ++c) {
+            const uint4 v = *reinterpret_cast<const uint4*>(st + kAStageBytes + sw64_offset(br, c));
+            w[4 * c + 0] = v.x;
+            w[4 * c + 1] = v.y;
+            w[4 * c + 2] = v.z;
+            w[4 * c + 3] = v.w;
+          }
+          uint32_t aw[2][4];  // A: aw[h][j] is word j of row r0 + 8h's chunk q
+          {
+            const uint4 raw0 = *reinterpret_cast<const uint4*>(st + sw64_offset(r0, q));
+            const uint4 raw1 = *reinterpret_cast<const uint4*>(st + sw64_offset(r0 + 8, q));
+            aw[0][0] = raw0.x, aw[0][1] = raw0.y, aw[0][2] = raw0.z, aw[0][3] = raw0.w;
+            aw[1][0] = raw1.x, aw[1][1] = raw1.y, aw[1][2] = raw1.z, aw[1][3] = raw1.w;
+          }
+          if (masked) {
+#pragma unroll
+            for (int i = 0; i < 16; ++i) w[i] = mask_range(w[i], 4 * i, vlo, vhi);
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+#pragma unroll
+              for (int j = 0; j < 4; ++j) aw[h][j] = mask_range(aw[h][j], 16 * q + 4 * j, vlo, vhi);
+          }
+          uint32_t spec_b = 0, spec_a = 0;
+#pragma unroll
+          for (int i = 0; i < 16; ++i) spec_b |= special_bits<BK>(w[i]);
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) spec_a |= special_bits<AK>(aw[h][j]);
+          const bool slow_b = code_slow<BK>(eb[0]) || code_slow<BK>(eb[1]) || code_slow<BK>(eb[2]) ||
+                              (spec_b & 0x80808080u) != 0;
+          const bool slow_a = code_slow<AK>(ea[0][0]) || code_slow<AK>(ea[0][1]) || code_slow<AK>(ea[1][0]) ||
+                              code_slow<AK>(ea[1][1]) || (spec_a & 0x80808080u) != 0;
+          uint8_t* drow = slot + br * 128;
+          auto emit_b = [&](auto slow_tag) {
+            constexpr bool kSlow = decltype(slow_tag)::value;
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+              uint32_t lo[4], hi[4];
+#pragma unroll
+              for (int c = 0; c < 4; ++c) {
+                const uint32_t H = eb[c / 2 + 1];
+                if constexpr (kShift) {
+                  const uint32_t L = eb[c / 2];
+                  const uint32_t sel = (c & 1) ? 0xFu : (selm >> (4 * j)) & 0xFu;
+                  if constexpr (kSlow) cvt_exact_sel<BK>(w[4 * c + j], code_exact(L), code_exact(H), sel, lo[c], hi[c]);
+                  else cvt_fast_sel<BK>(w[4 * c + j], code_mult<BK>(L), code_mult<BK>(H), sel, lo[c], hi[c]);
+                } else {
+                  if constexpr (kSlow) cvt_exact<BK>(w[4 * c + j], code_exact(H), lo[c], hi[c]);
+                  else cvt_fast<BK>(w[4 * c + j], code_mult<BK>(H) * 0x00010001u, lo[c], hi[c]);
+                }
+              }
+              store_kstep(drow, br & 7, j, lo, hi);
+            }
+          };
+          const uint32_t qsel = (q & 1) ? 0xFFFFu : selm;
+          auto emit_a = [&](auto slow_tag) {
+            constexpr bool kSlow = decltype(slow_tag)::value;
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+#pragma unroll
+              for (int h = 0; h < 2; ++h) {
+                const uint32_t H = ea[h][1];
+                if constexpr (kShift) {
+                  const uint32_t L = ea[h][0];
+                  const uint32_t sel = (qsel >> (4 * j)) & 0xFu;
+                  if constexpr (kSlow)
+                    cvt_exact_sel<AK>(aw[h][j], code_exact(L), code_exact(H), sel, x[j][h], x[j][h + 2]);
+                  else cvt_fast_sel<AK>(aw[h][j], code_mult<AK>(L), code_mult<AK>(H), sel, x[j][h], x[j][h + 2]);
+                } else {
+                  if constexpr (kSlow) cvt_exact<AK>(aw[h][j], code_exact(H), x[j][h], x[j][h + 2]);
+                  else cvt_fast<AK>(aw[h][j], code_mult<AK>(H) * 0x00010001u, x[j][h], x[j][h + 2]);
+                }
+              }
+            }
+          };
           if (!slow_a && !slow_b) {
             emit_b(std::false_type{});
             emit_a(std::false_type{});
@@ -386,40 +529,36 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
           ptx::mbar_arrive(&empty[s]);  // the FP8 stage is consumed
           ptx::fence_proxy_async_shared();  // this thread's bf16 stores -> wgmma's async-proxy reads
           ptx::named_barrier_sync(kConsumerBarrier, 256);
-        }
-        {  // issued by both warpgroups, rows past the tile included: a wgmma under a branch the
-           // compiler cannot prove warp-uniform is serialized (ptxas C7518)
-          const uint32_t b_addr = ptx::smem_addr(slot);
-          ptx::wgmma_fence();
+          {  // issued by both warpgroups, rows past the tile included: a wgmma under a branch the
+             // compiler cannot prove warp-uniform is serialized (ptxas C7518)
+            const uint32_t b_addr = ptx::smem_addr(slot);
+            ptx::wgmma_fence();
 #pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            ptx::wgmma_bf16_rs<128, 0>(acc[0], x[j], ptx::smem_desc_k128_sw128(b_addr + 32 * j), 1);
-            ptx::wgmma_bf16_rs<128, 0>(acc[1], x[j], ptx::smem_desc_k128_sw128(b_addr + 128 * 128 + 32 * j), 1);
+            for (int j = 0; j < 4; ++j)
+              wgmma_bf16_rs_n256(reinterpret_cast<float(&)[128]>(acc), x[j],
+                                 ptx::smem_desc_k128_sw128(b_addr + 32 * j));
+            ptx::wgmma_commit();
+            // Scales ahead: loaded here, not before the proxy fence above, which would wait for them
+            // (it compiles to MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S).
+            if constexpr (kShift) {
+              if (kt + 1 < nk) load_e(kt + 1, ea, eb);
+            } else {
+              if ((kt & 1) == 0 && kt + 4 < nk) load_words((kt >> 1) + 2, wa_n2, wb_n2);
+            }
+            ptx::wgmma_wait<1>();  // the previous stage's wgmmas (and its A registers, slot) are done
           }
-          ptx::wgmma_commit();
-          // Scales ahead: loaded here, not before the proxy fence above, which would wait for them
-          // (it compiles to MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S).
-          if constexpr (kShift) {
-            if (kt + 1 < nk) load_e(kt + 1, ea, eb);
-          } else {
-            if ((kt & 1) == 0 && kt + 4 < nk) load_words((kt >> 1) + 2, wa_n2, wb_n2);
-          }
-          ptx::wgmma_wait<1>();  // the previous stage's wgmmas (and its A registers, slot) are done
+          ++it;
+        };
+        for (int kt = 0; kt < nk; kt += 2) {
+          stage(kt, xa);
+          stage(kt + 1, xb);
+          wa[0] = wa_n1[0], wa[1] = wa_n1[1], wb = wb_n1;
+          wa_n1[0] = wa_n2[0], wa_n1[1] = wa_n2[1], wb_n1 = wb_n2;
         }
-        // kBPre: the previous stage is free now (its A box was read before its wgmmas, its slot by them).
-        if (kBPre && kt > 0) ptx::mbar_arrive(&empty[(it + kStages - 1) % kStages]);
-        ++it;
-      };
-      for (int kt = 0; kt < nk; kt += 2) {
-        stage(kt, xa);
-        stage(kt + 1, xb);
-        wa[0] = wa_n1[0], wa[1] = wa_n1[1], wb = wb_n1;
-        wa_n1[0] = wa_n2[0], wa_n1[1] = wa_n2[1], wb_n1 = wb_n2;
+        ptx::wgmma_wait<0>();
+        ptx::fence_acc(acc[0]);
+        ptx::fence_acc(acc[1]);
       }
-      ptx::wgmma_wait<0>();
-      if (kBPre && nk > 0) ptx::mbar_arrive(&empty[(it + kStages - 1) % kStages]);
-      ptx::fence_acc(acc[0]);
-      ptx::fence_acc(acc[1]);
     };
     if constexpr (!kKGroupedKernel) run(std::false_type{}, std::false_type{});
     else if ((ti.t0 & 15) == 0) run(std::true_type{}, std::false_type{});
@@ -450,73 +589,6 @@ __device__ __forceinline__ bool bprep_item(const GemmSm90BPrepParams& p, int64_t
   row = i / spr;
   col = static_cast<int>(i - row * spr) * kBK;
   return true;
-}
-
-// M-grouped / dense B: eight threads per item, each writing one 16-byte unit u = 2j + h (word j's
-// `lo` (h = 0) or `hi` (h = 1) halves), so a warp stores 512 contiguous bytes per instruction. (One
-// thread per item storing all eight units at a 128-byte stride wrote half a sector per request and
-// kept the kernel L2-bound: ncu, 2026-11-22, fprop E8 270 us at 1.59 GHz.) The eight threads load
-// word j of each chunk and agree by shuffles on the exact path, so the bytes are those of a
-// one-thread-per-item conversion.
-template <Fp8Kind BK>
-__device__ __forceinline__ void bprep_body(const GemmSm90BPrepParams& p) {
-  constexpr int kL = kGemmSm90BPrepLanes;
-  const uint64_t t = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const uint64_t i = t / kL;
-  const int u = static_cast<int>(t % kL), j = u >> 1, h = u & 1;
-  const bool valid = i < static_cast<uint64_t>(p.items);  // every thread reaches the shuffles
-  const uint32_t spr = static_cast<uint32_t>(p.kp / kBK);
-  uint64_t row;
-  uint32_t seg;
-  if (i < (uint64_t(1) << 32)) {  // 32-bit division (2^32 items would be a 256 GiB B)
-    row = static_cast<uint32_t>(i) / spr;
-    seg = static_cast<uint32_t>(i) - static_cast<uint32_t>(row) * spr;
-  } else {
-    row = i / spr;
-    seg = static_cast<uint32_t>(i - row * spr);
-  }
-  if (!valid) row = 0, seg = 0;
-  // (B's rows and N are below 2^31: sm90_tma_supports)
-  const int64_t g = static_cast<uint32_t>(row) / static_cast<uint32_t>(p.n), nr = static_cast<int64_t>(row) - g * p.n;
-  const int64_t k0 = static_cast<int64_t>(seg) * kBK;
-  const uint8_t* src = p.b + static_cast<int64_t>(row) * p.k + k0 + 4 * j;
-  uint32_t w[4];
-#pragma unroll
-  for (int c = 0; c < 4; ++c)
-    w[c] = valid && k0 + 16 * c < p.k ? __ldg(reinterpret_cast<const uint32_t*>(src + 16 * c)) : 0u;
-  const int64_t kc = layout::scale_cols(p.k);
-  const uint8_t* sb = p.b_scales + g * p.b_scale_stride;
-  uint32_t e[2];
-#pragma unroll
-  for (int hh = 0; hh < 2; ++hh) {
-    const int64_t kb = 2 * int64_t(seg) + hh;
-    e[hh] = valid && kb < kc ? __ldg(sb + (p.swizzled ? layout::swizzled_offset(nr, kb, p.scale_ld) : nr * p.scale_ld + kb))
-                             : kNoScale;
-  }
-  uint32_t spec = 0;
-#pragma unroll
-  for (int c = 0; c < 4; ++c) spec |= special_bits<BK>(w[c]);
-  uint32_t slow = code_slow<BK>(e[0]) || code_slow<BK>(e[1]) || (spec & 0x80808080u) != 0 ? 1u : 0u;
-  slow |= __shfl_xor_sync(0xFFFFFFFFu, slow, 2);  // threads 2j and 2j + 1 hold the same words
-  slow |= __shfl_xor_sync(0xFFFFFFFFu, slow, 4);
-  if (!valid) return;
-  uint32_t o[4];
-  if (slow) {
-#pragma unroll
-    for (int c = 0; c < 4; ++c) {
-      uint32_t lo, hi;
-      cvt_exact<BK>(w[c], code_exact(e[c / 2]), lo, hi);
-      o[c] = h ? hi : lo;
-    }
-  } else {
-    using FB = Fp8Bits<BK>;
-    const uint32_t sel = h ? 0xB391u : 0xA280u;  // cvt_fast's `hi` or `lo` half only
-#pragma unroll
-    for (int c = 0; c < 4; ++c)
-      o[c] = mul_bf16x2((prmt(w[c], sel) << FB::kShift) & FB::kMask, code_mult<BK>(e[c / 2]) * 0x00010001u);
-  }
-  *reinterpret_cast<uint4*>(reinterpret_cast<uint8_t*>(p.out + static_cast<int64_t>(row) * p.kp + k0) + 16 * u) =
-      make_uint4(o[0], o[1], o[2], o[3]);
 }
 
 // K-grouped B (wgrad): thread i converts columns [64s, 64s + 64) of row `row` of the dequantized B,
@@ -580,21 +652,82 @@ __device__ __forceinline__ void bprep_kgrouped_item(const GemmSm90BPrepParams& p
   }
 }
 
+// M-grouped / dense B (bprep_staged_body): row `row` of the [groups * N] rows, the stage at column
+// c0, converted whole by one thread. (Until the fifth session eight threads shared a stage, each
+// storing one 16-byte unit straight to global memory: issue-bound, ncu 2026-11-22 fprop E8 168.6 us
+// at 1.57 GHz, DRAM 59% of peak; this form with staged stores: 119.7 us at 1.58 GHz, DRAM 83%.)
+template <Fp8Kind BK>
+__device__ __forceinline__ void bprep_mgrouped_item(const GemmSm90BPrepParams& p, int64_t row, int c0,
+                                                    uint32_t (&lo)[16], uint32_t (&hi)[16]) {
+  // (B's rows and N are below 2^31: sm90_tma_supports)
+  const int64_t g = static_cast<uint32_t>(row) / static_cast<uint32_t>(p.n), nr = row - g * p.n;
+  const uint8_t* src = p.b + row * p.k + c0;
+  uint32_t w[16];  // w[4c + j]: word j of chunk c
+#pragma unroll
+  for (int c = 0; c < 4; ++c) {
+    const uint4 v =
+        c0 + 16 * c < p.k ? __ldg(reinterpret_cast<const uint4*>(src + 16 * c)) : make_uint4(0u, 0u, 0u, 0u);
+    w[4 * c + 0] = v.x, w[4 * c + 1] = v.y, w[4 * c + 2] = v.z, w[4 * c + 3] = v.w;
+  }
+  const int64_t kc = layout::scale_cols(p.k);
+  const uint8_t* sb = p.b_scales + g * p.b_scale_stride;
+  uint32_t e[2];
+#pragma unroll
+  for (int hh = 0; hh < 2; ++hh) {
+    const int64_t kb = c0 / 32 + hh;
+    e[hh] = kb < kc ? __ldg(sb + (p.swizzled ? layout::swizzled_offset(nr, kb, p.scale_ld) : nr * p.scale_ld + kb))
+                    : kNoScale;
+  }
+  uint32_t spec = 0;
+#pragma unroll
+  for (int i = 0; i < 16; ++i) spec |= special_bits<BK>(w[i]);
+  if (code_slow<BK>(e[0]) || code_slow<BK>(e[1]) || (spec & 0x80808080u) != 0) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) cvt_exact<BK>(w[4 * c + j], code_exact(e[c / 2]), lo[4 * j + c], hi[4 * j + c]);
+  } else {
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int c = 0; c < 4; ++c)
+        cvt_fast<BK>(w[4 * c + j], code_mult<BK>(e[c / 2]) * 0x00010001u, lo[4 * j + c], hi[4 * j + c]);
+  }
+}
+
 // One thread per item; the block's items are consecutive, and so are their 128-byte outputs (an
 // item's row and stage index the workspace exactly as its number does), so the block stages its 32
 // KiB in shared memory (16-byte units XOR-swizzled by item) and then writes them with consecutive
 // threads on consecutive 16-byte units: whole sectors per warp store, where each thread storing
 // its own 128 bytes wrote half a sector per request.
-template <Fp8Kind BK>
-__device__ __forceinline__ void bprep_kgrouped_body(const GemmSm90BPrepParams& p) {
+template <Fp8Kind BK, bool kKGrouped>
+__device__ __forceinline__ void bprep_staged_body(const GemmSm90BPrepParams& p) {
   constexpr int kT = kGemmSm90BPrepThreads;
   __shared__ uint4 staged[kT * 8];
   const int t = threadIdx.x;
   int64_t row;
   int c0;
-  if (bprep_item(p, row, c0)) {
+  bool valid;
+  if constexpr (kKGrouped) {
+    valid = bprep_item(p, row, c0);
+  } else {  // 32-bit division where it fits (2^32 items would be a 512 GiB workspace)
+    const int64_t i = static_cast<int64_t>(blockIdx.x) * kT + t;
+    valid = i < p.items;
+    const uint32_t spr = static_cast<uint32_t>(p.kp / kBK);
+    uint32_t seg;
+    if (i < (int64_t(1) << 32)) {
+      row = static_cast<uint32_t>(i) / spr;
+      seg = static_cast<uint32_t>(i) - static_cast<uint32_t>(row) * spr;
+    } else {
+      row = i / spr;
+      seg = static_cast<uint32_t>(i - row * spr);
+    }
+    c0 = static_cast<int>(seg) * kBK;
+  }
+  if (valid) {
     uint32_t lo[16], hi[16];
-    bprep_kgrouped_item<BK>(p, row, c0, lo, hi);
+    if constexpr (kKGrouped) bprep_kgrouped_item<BK>(p, row, c0, lo, hi);
+    else bprep_mgrouped_item<BK>(p, row, c0, lo, hi);
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       staged[t * 8 + ((2 * j) ^ (t & 7))] = make_uint4(lo[4 * j], lo[4 * j + 1], lo[4 * j + 2], lo[4 * j + 3]);
@@ -666,12 +799,12 @@ __device__ __forceinline__ void bprep_table_body(const GemmSm90Params& p, int32_
 #define MXQ_GEMM_SM90_BPREP_ENTRY(B, BK)                                                   \
   extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90BPrepThreads)                 \
       mxq_gemm_sm90_bprep_##B(const __grid_constant__ mxq::GemmSm90BPrepParams p) {        \
-    mxq::sm90gemm::tmapath::bprep_body<mxq::ptx::Fp8Kind::BK>(p);                           \
+    mxq::sm90gemm::tmapath::bprep_staged_body<mxq::ptx::Fp8Kind::BK, false>(p);             \
   }
 #define MXQ_GEMM_SM90_BPREP_KG_ENTRY(B, BK)                                                   \
   extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90BPrepThreads)                    \
       mxq_gemm_sm90_bprep_##B##_kgrouped(const __grid_constant__ mxq::GemmSm90BPrepParams p) { \
-    mxq::sm90gemm::tmapath::bprep_kgrouped_body<mxq::ptx::Fp8Kind::BK>(p);                     \
+    mxq::sm90gemm::tmapath::bprep_staged_body<mxq::ptx::Fp8Kind::BK, true>(p);                     \
   }
 MXQ_GEMM_SM90_BPREP_ENTRY(e4m3, E4M3)
 MXQ_GEMM_SM90_BPREP_ENTRY(e5m2, E5M2)

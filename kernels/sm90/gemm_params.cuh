@@ -115,8 +115,7 @@ constexpr int64_t gemm_sm90_bprep_row_kgrouped(int64_t tokens, int64_t groups) {
 // bases[G+1], cols[G+1], then the bf16 rows 256-byte aligned.
 constexpr int64_t gemm_sm90_bprep_header_bytes(int64_t groups) { return (12 * (groups + 1) + 255) / 256 * 256; }
 
-// Parameters of the B pre-kernel: kGemmSm90BPrepLanes threads (K-grouped: one) per (row, 64-wide K
-// stage) of the dequantized B.
+// Parameters of the B pre-kernels: one thread per (row, 64-wide K stage) of the dequantized B.
 struct GemmSm90BPrepParams {
   const uint8_t* b;         // FP8 [groups, N, K] ([N, K] when K-grouped)
   const uint8_t* b_scales;  // UE8M0 [groups] x (N, ceil(K/32)) in the plan's layout (K-grouped: one tensor)
@@ -130,7 +129,6 @@ struct GemmSm90BPrepParams {
   int32_t groups;           // K-grouped: G
 };
 constexpr int kGemmSm90BPrepThreads = 256;
-constexpr int kGemmSm90BPrepLanes = 8;  // M-grouped / dense pre-kernel: threads per item
 constexpr int kGemmSm90BPrepTableThreads = 256;
 
 // Kernel parameters of the TMA kernel: the TMA descriptors (CUtensorMap, 128 bytes each, encoded

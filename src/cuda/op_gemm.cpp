@@ -67,7 +67,7 @@ std::string sm90_bf16_supports(const GemmDesc& d, const DeviceInfo& dev) {
 }
 
 // Whether the TMA kernel takes B dequantized ahead into a bf16 workspace (kernels/sm90/gemm_mxfp8_tma.cu,
-// bprep_body / bprep_kgrouped_body): plans whose B tiles are used by enough m-tiles (groups of >= 512
+// bprep_staged_body): plans whose B tiles are used by enough m-tiles (groups of >= 512
 // rows on average; K-grouped: M >= 512) that converting each B element once (5 bytes of traffic
 // instead of 1) beats converting it in every m-tile (measured: see docs/PERFORMANCE.md).
 // MXQ_GEMM_SM90_BPREP=0 / 1 overrides the rule.
@@ -269,8 +269,7 @@ class GemmSm90 final : public OpImpl {
         }
         Dim3 pg, pb;
         pb.x = kGemmSm90BPrepThreads;
-        const int64_t lanes = grouped_k(d_) ? 1 : kGemmSm90BPrepLanes;  // threads per item
-        pg.x = static_cast<unsigned>(layout::ceil_div(pp.items * lanes, static_cast<int64_t>(kGemmSm90BPrepThreads)));
+        pg.x = static_cast<unsigned>(layout::ceil_div(pp.items, static_cast<int64_t>(kGemmSm90BPrepThreads)));  // one thread per item
         void* pparams[] = {&pp};
         dev_.launch(fn_prep_, pg, pb, 0, stream, pparams, "grouped GEMM B pre-kernel");
         encode_bf16(pp.out, b_rows, prep_.kp, tp.tmap_b);
@@ -345,7 +344,7 @@ void register_gemm_kernels(Registry& r) {
     r.add(std::move(e));
   };
   add("sm90.gemm.mxfp8.bf16tma",
-      "FP8 tiles by TMA, converted exactly to bf16 by the math warpgroups, bf16 wgmma m64n128k16 (A from "
+      "FP8 tiles by TMA, converted exactly to bf16 by the math warpgroups, bf16 wgmma m64n256k16 (A from "
       "registers), 128x256 tiles, persistent over M groups / K groups / batch",
       2, sm90_tma_supports, Sm90Kernel::Bf16Tma);
   add("sm90.gemm.mxfp8.bf16path",
