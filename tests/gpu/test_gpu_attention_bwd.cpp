@@ -7,7 +7,9 @@
 //   - against the oracle by relative Frobenius error <= kTolOracle (docs/NUMERICS.md, "Attention
 //     backward on the GPU": the GPU accumulates in fp32 in another order and computes P and dS in
 //     fp32, so rare E4M3 rounding flips of P*p_scale and of dS, and rare flips of a dS block's
-//     scale, are the only O(2^-4)-per-element differences; a layout, mask or scale bug is O(1));
+//     scale, are the only O(2^-4)-per-element differences; a layout, mask or scale bug is O(1)); a
+//     miss passes only as isolated flips: at most 2 rows (position, head) differ, each by at most
+//     2^-3 of the row (one flip of a dominant P entry can carry more than 1/128 of dV's norm);
 //   - every element inside a sequence written (NaN poison would show), nothing written outside;
 //   - against a float64 attention backward on the unquantized bf16 inputs, next to the error of the
 //     oracle and of a plain bf16 attention backward on the same inputs, printed for every case; the
@@ -522,9 +524,58 @@ void run_case(const Case& c, mxqHandle_t gpu, mxqHandle_t cpu) {
                 "oracle %.3e %.3e %.3e, plain bf16 %.3e %.3e %.3e\n",
                 describe(c).c_str(), fused ? "[fused-dQ env]" : "[two-kernel env]", o_q, o_k, o_v, g_q, g_k, g_v, r_q, r_k, r_v, p_q, p_k, p_v);
     INFO("vs oracle dQ " << o_q << " dK " << o_k << " dV " << o_v);
-    CHECK(o_q <= kTolOracle);
-    CHECK(o_k <= kTolOracle);
-    CHECK(o_v <= kTolOracle);
+    // Rows (position, head) that differ from the oracle, and the largest relative error of one row.
+    // A miss of kTolOracle passes only as isolated flips: at most kFlipRows rows differ, none by more
+    // than one E4M3 step of a P or dS entry (2^-3 of the row). One flip of a dominant entry (a query
+    // whose P is ~1 at one key sits on a rounding boundary of P * p_scale, seen with
+    // MXQ_TEST_SEED=15194945609030812085: one dV row 9% off, 2.9e-2 of dV's norm) can exceed
+    // kTolOracle alone when few rows carry the norm; a layout, mask or scale bug moves many rows.
+    struct RowDiff {
+      size_t rows = 0;
+      double worst = 0;
+    };
+    auto row_diff = [&](const std::vector<uint16_t>& got, const std::vector<uint16_t>& ref, const std::vector<char>& in,
+                        int64_t seq, int64_t heads, const char* name, bool print) {
+      std::vector<std::pair<double, size_t>> rows;
+      RowDiff rd;
+      const size_t d = static_cast<size_t>(c.d);
+      for (size_t r = 0; r * d < got.size(); ++r) {
+        double e = 0, n = 0;
+        for (size_t x = r * d; x < (r + 1) * d; ++x) {
+          if (!in[x]) continue;
+          const double df = from_bf16(got[x]) - from_bf16(ref[x]);
+          e += df * df;
+          n += from_bf16(ref[x]) * from_bf16(ref[x]);
+        }
+        if (e == 0) continue;
+        rows.push_back({e, r});
+        rd.worst = std::max(rd.worst, n > 0 ? std::sqrt(e / n) : 1.0);
+      }
+      rd.rows = rows.size();
+      if (!print) return rd;
+      std::sort(rows.rbegin(), rows.rend());
+      std::printf("  %s: %zu rows differ, worst row %.2e; largest (b, h, s: squared diff):", name, rd.rows, rd.worst);
+      for (size_t q = 0; q < rows.size() && q < 8; ++q) {
+        const int64_t r = static_cast<int64_t>(rows[q].second);
+        const bool bshd = c.layout == MXQ_ATTN_LAYOUT_BSHD;
+        std::printf(" (%lld, %lld, %lld: %.2e)", static_cast<long long>(r / (seq * heads)),
+                    static_cast<long long>(bshd ? r % heads : r / seq % heads),
+                    static_cast<long long>(bshd ? r / heads % seq : r % seq), rows[q].first);
+      }
+      std::printf("\n");
+      return rd;
+    };
+    constexpr size_t kFlipRows = 2;
+    constexpr double kFlipRow = 0.125;
+    auto oracle_ok = [&](double o, const std::vector<uint16_t>& got, const std::vector<uint16_t>& ref,
+                         const std::vector<char>& in, int64_t seq, int64_t heads, const char* name) {
+      if (o <= kTolOracle) return true;
+      const RowDiff rd = row_diff(got, ref, in, seq, heads, name, true);
+      return rd.rows <= kFlipRows && rd.worst <= kFlipRow;
+    };
+    CHECK(oracle_ok(o_q, runs[0][0], dq_ref, in_q, c.sq, c.hq, "dQ"));
+    CHECK(oracle_ok(o_k, runs[0][1], dk_ref, in_kv, c.skv, c.hkv, "dK"));
+    CHECK(oracle_ok(o_v, runs[0][2], dv_ref, in_kv, c.skv, c.hkv, "dV"));
     INFO("vs fp64: GPU " << g_q << " " << g_k << " " << g_v << ", oracle " << r_q << " " << r_k << " " << r_v);
     CHECK(g_q <= r_q + kTolOracle);
     CHECK(g_k <= r_k + kTolOracle);
@@ -532,7 +583,7 @@ void run_case(const Case& c, mxqHandle_t gpu, mxqHandle_t cpu) {
     if (!dq_deterministic) {  // the second run's dQ (other reduction order) meets the same bound
       const double o_q2 = rel_err(runs[1][0], to_f64(dq_ref), in_q);
       INFO("second run vs oracle dQ " << o_q2);
-      CHECK(o_q2 <= kTolOracle);
+      CHECK(oracle_ok(o_q2, runs[1][0], dq_ref, in_q, c.sq, c.hq, "dQ (second run)"));
     }
   }
   // The fused path (taken unless the plan is deterministic) adds the fp32 dQ accumulator to the workspace.
