@@ -296,10 +296,8 @@ struct MgScaleDst {
   __device__ __forceinline__ uint32_t row() const { return w & kNoRow; }
 };
 
-// g01 (optional, shared memory): thread 0 leaves the tile's first and last group there for
-// write_mgrouped_scales, which then skips its own lookups.
 __device__ __forceinline__ MgScaleDst mgrouped_scale_dst(const QuantizeParams& p, const QuantTile& t,
-                                                         const GroupView& gv, int32_t* g01 = nullptr) {
+                                                         const GroupView& gv) {
   if (t.nload <= 0) return MgScaleDst{MgScaleDst::kNoRow};
   const int64_t last = t.r0 + t.nload;
   const int64_t g0 = gv.group_of_row(t.r0), e0 = gv.end(g0);
@@ -312,12 +310,7 @@ __device__ __forceinline__ MgScaleDst mgrouped_scale_dst(const QuantizeParams& p
     for (; k < 3 && g1 + 1 < p.num_groups && gv.start(g1 + 1) < last; ++k) ++g1;
     if (k == 3) g1 = gv.group_of_row(last - 1, g1);
   }
-  const bool pad = g1 > g0 || e0 <= last;
-  if (g01 && pad && threadIdx.x == 0) {
-    g01[0] = static_cast<int32_t>(g0);
-    g01[1] = static_cast<int32_t>(g1);
-  }
-  uint32_t w = pad ? MgScaleDst::kPad : 0u;
+  uint32_t w = (g1 > g0 || e0 <= last) ? MgScaleDst::kPad : 0u;
   const int tid = threadIdx.x;
   if (tid < t.nload) {
     const int64_t r = t.r0 + tid;
@@ -336,11 +329,11 @@ __device__ __forceinline__ MgScaleDst mgrouped_scale_dst(const QuantizeParams& p
 // for this column tile: a 16-byte line (rows i, i+32, i+64, i+96) that holds only padding rows is
 // one 16-byte store, a mixed line gets 4-byte stores. The rest of the padding is the tail
 // (zero_mgrouped_tail). So the padding costs whole-line stores inside data tiles instead of extra
-// padding-only tiles (measured: docs/PERFORMANCE.md). d comes from mgrouped_scale_dst; g01 is the
-// shared slot it filled (or nullptr: the tile's first and last group are looked up again).
+// padding-only tiles (measured: docs/PERFORMANCE.md). d comes from mgrouped_scale_dst. (Handing the
+// tile's first and last group over in a static shared slot instead of looking them up again cost the
+// ring kernel 4-8 points on every rowwise plan: docs/PERFORMANCE.md, "M-grouped plans, fifth session".)
 __device__ __forceinline__ void write_mgrouped_scales(const QuantizeParams& p, const QuantTile& t, const uint8_t* s,
-                                                      const GroupView& gv, const MgScaleDst& d,
-                                                      const int32_t* g01 = nullptr) {
+                                                      const GroupView& gv, const MgScaleDst& d) {
   const int tid = threadIdx.x;
   const bool al16 = aligned16(p.row_scales);
   const bool al4 = (reinterpret_cast<uintptr_t>(p.row_scales) & 3u) == 0;
@@ -364,8 +357,7 @@ __device__ __forceinline__ void write_mgrouped_scales(const QuantizeParams& p, c
     put4(p.row_scales + d.row(), *reinterpret_cast<const uint32_t*>(s + local_scale(tid, 0)));
   if (d.pad()) {  // block-uniform
     const int64_t last = t.r0 + t.nload;  // groups ending in (r0, last] end in this tile
-    const int64_t g0 = g01 ? g01[0] : gv.group_of_row(t.r0);
-    const int64_t g1 = g01 ? g01[1] : gv.group_of_row(last - 1, g0);
+    const int64_t g0 = gv.group_of_row(t.r0), g1 = gv.group_of_row(last - 1, g0);
     const int64_t items = (g1 - g0 + 1) * 32;
     for (int64_t k = tid; k < items; k += kQuantThreads) {
       const int64_t g = g0 + (k >> 5);

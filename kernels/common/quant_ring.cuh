@@ -387,7 +387,6 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
   __shared__ float s_warp[kWarps];
   __shared__ GroupMeta meta;
   __shared__ int64_t scan_tmp[kWarps];
-  __shared__ int32_t s_g01[2][2];  // M-grouped: a tile's first and last group per stage (mgrouped_scale_dst)
   uint8_t* stages = smem;
   uint8_t* s_rs = smem + kRingStages * kRingStageBytes;  // two rowwise scale tiles, alternating
   uint8_t* s_cs = s_rs + 2 * 512;                        // columnwise scale tile
@@ -457,7 +456,7 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
     // Recomputed rather than carried over from the issue: fewer registers live across the loop.
     const QuantTile t = tile_of(tile, cur);
     // M-grouped swizzled: the scale rows' group lookups happen while the tile's data is in flight.
-    const MgScaleDst md = mgrouped && (p.flags & kQuantSwizzled) ? mgrouped_scale_dst(p, t, gv, s_g01[s])
+    const MgScaleDst md = mgrouped && (p.flags & kQuantSwizzled) ? mgrouped_scale_dst(p, t, gv)
                                                                  : MgScaleDst{MgScaleDst::kNoRow};
     cp_async_wait<1>();  // this thread's chunks of tile `tile` have landed
     const uint8_t* st = stages + s * kRingStageBytes;
@@ -491,7 +490,7 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
       __syncthreads();  // FP8 tile and columnwise scales staged
     }
     if (mgrouped) {
-      if (p.flags & kQuantSwizzled) write_mgrouped_scales(p, t, rs, gv, md, s_g01[s]);
+      if (p.flags & kQuantSwizzled) write_mgrouped_scales(p, t, rs, gv, md);
       else write_rowwise_scales(p, t, rs);
     } else {
       ring_epilogue<kCol>(p, t, meta, s_out, rs, s_cs, lean_epi);

@@ -137,13 +137,14 @@ constexpr int64_t kDynamicTilesPerBlock = 16;
 bool uses_table(const QuantizeDesc& d) { return grouped(d) && d.num_groups > kQuantInlineGroups; }
 
 // Ungrouped plans of the ring kernel take their tiles in order from the same counter
-// (mxq_quantize_ringdyn_*) from 16 tiles per block: in the static order the persistent blocks drift
+// (mxq_quantize_ringdyn_*) from 6 tiles per block: in the static order the persistent blocks drift
 // apart and the DRAM traffic of the scattered tiles cost 3-7 points of the copy at the large shapes
-// (docs/PERFORMANCE.md, "Sixth round"). Columnwise-only transposed plans keep the static order until
-// the counter build is measured there: the only measurement so far (in a slower build of the kernel)
-// put it below the static kernel. The rowwise-only ring (ungrouped and M-grouped plans) takes the
-// same rule (mxq_quantize_ringrowdyn_*). MXQ_QUANT_RING_ORDER=static|counter overrides the rule
-// (docs/ENVIRONMENT.md).
+// (docs/PERFORMANCE.md, "Sixth round"); at 8192x4096 (7.8 tiles per block) the counter order was
+// still ahead for every layout, at 2048x4096 (1.9) behind. The rowwise-only ring (ungrouped and
+// M-grouped plans, mxq_quantize_ringrowdyn_*) takes it from 16 tiles per block (at 5 it measured 1
+// point behind). MXQ_QUANT_RING_ORDER=static|counter overrides the rule (docs/ENVIRONMENT.md).
+constexpr int64_t kRingCounterTilesPerBlock = 6;
+
 bool ring_counter_order(const QuantizeDesc& d, int64_t tiles, int64_t blocks) {
   const bool ring = uses_ring(d) && !grouped(d);
   if (!ring && !uses_ringrow(d)) return false;
@@ -152,8 +153,7 @@ bool ring_counter_order(const QuantizeDesc& d, int64_t tiles, int64_t blocks) {
     if (v == "counter") return true;
     if (v == "static") return false;
   }
-  if (ring && d.colwise_transposed && !d.rowwise()) return false;
-  return tiles >= kDynamicTilesPerBlock * blocks;
+  return tiles >= (ring ? kRingCounterTilesPerBlock : kDynamicTilesPerBlock) * blocks;
 }
 
 class QuantizeOp final : public OpImpl {
@@ -216,7 +216,7 @@ class QuantizeOp final : public OpImpl {
                                          : "rowwise 1x32 blocks: register-only 128x128 tiles";
     if (uses_ring(d_)) {
       why += ", persistent blocks, a two-stage cp.async ring loads the next tile during this one";
-      if (dynamic_) why += ", tiles taken in order from a counter in the workspace (>= 16 tiles per block)";
+      if (dynamic_) why += ", tiles taken in order from a counter in the workspace (>= 6 tiles per block)";
     } else if (uses_ringrow(d_)) {
       why += ", persistent blocks (3 per SM), a two-stage cp.async ring loads the next tile during this one";
       if (dynamic_) why += ", tiles taken in order from a counter in the workspace (>= 16 tiles per block)";
