@@ -75,14 +75,12 @@ int64_t data_tiles(const QuantizeDesc& d) { return std::max<int64_t>(grid_blocks
 // MXQ_QUANT_RINGROW=0/1 overrides the rule (docs/ENVIRONMENT.md).
 constexpr int64_t kRingRowMaxTiles = 8192;
 
-// M-grouped rowwise plans with 16-bit inputs and no fusion run on the rowwise-only ring kernel (its
-// persistent blocks build the group table once and keep the next tile's loads in flight) unless the
-// tensor is large and its groups are tall: there the persistent register blocks with the counter-driven
-// tile order are ahead (docs/PERFORMANCE.md, "M-grouped plans, fifth session": 8 groups of 2048 and
-// 16384 rows, 128 groups of 1024).
-// MXQ_QUANT_MGROUPED=ring|persistent overrides the rule (docs/ENVIRONMENT.md).
-constexpr int64_t kMgTallGroupRows = 1024;
-
+// M-grouped rowwise plans with 16-bit inputs and no fusion run on the rowwise-only ring kernel: its
+// persistent blocks build the group table once, keep the next tile's loads in flight and, from 16
+// tiles per block, take tiles in order from a counter (ring_counter_order). Since the counter order it
+// is ahead of the persistent register blocks on every measured shape, tall groups included
+// (docs/PERFORMANCE.md, "M-grouped plans, fifth session"); the register blocks remain for scale
+// tensors of 2^31 bytes or more and for MXQ_QUANT_MGROUPED=persistent (docs/ENVIRONMENT.md).
 bool mgrouped_ring(const QuantizeDesc& d) {
   if (!grouped(d) || !ringrow_capable(d)) return false;
   // The ring keeps each scale row's offset in 31 bits (MgScaleDst in common/quant_kernels.cuh).
@@ -90,11 +88,9 @@ bool mgrouped_ring(const QuantizeDesc& d) {
                                               d.grouping, d.num_groups);
   if (rs.rows * rs.cols >= (int64_t(1) << 31)) return false;
   if (const char* env = std::getenv("MXQ_QUANT_MGROUPED"); env && *env) {
-    const std::string v(env);
-    if (v == "ring") return true;
-    if (v == "persistent") return false;
+    if (std::string(env) == "persistent") return false;
   }
-  return data_tiles(d) <= kRingRowMaxTiles || d.rows < kMgTallGroupRows * d.num_groups;
+  return true;
 }
 
 bool uses_ringrow(const QuantizeDesc& d) {
