@@ -300,17 +300,9 @@ __device__ __forceinline__ MgScaleDst mgrouped_scale_dst(const QuantizeParams& p
                                                          const GroupView& gv) {
   if (t.nload <= 0) return MgScaleDst{MgScaleDst::kNoRow};
   const int64_t last = t.r0 + t.nload;
-  const int64_t g0 = gv.group_of_row(t.r0), e0 = gv.end(g0);
-  // Rows past e0 belong to later groups (empty groups start where the next non-empty one does). A
-  // tile usually holds few groups: probe forward, then search the rest.
-  int64_t g1 = g0;
-  if (e0 < last) {
-    g1 = g0 + 1;  // starts at e0 <= last - 1
-    int k = 0;
-    for (; k < 3 && g1 + 1 < p.num_groups && gv.start(g1 + 1) < last; ++k) ++g1;
-    if (k == 3) g1 = gv.group_of_row(last - 1, g1);
-  }
-  uint32_t w = (g1 > g0 || e0 <= last) ? MgScaleDst::kPad : 0u;
+  int64_t g0, g1;
+  gv.tile_groups(t, g0, g1);
+  uint32_t w = (g1 > g0 || gv.end(g0) <= last) ? MgScaleDst::kPad : 0u;
   const int tid = threadIdx.x;
   if (tid < t.nload) {
     const int64_t r = t.r0 + tid;
@@ -357,7 +349,8 @@ __device__ __forceinline__ void write_mgrouped_scales(const QuantizeParams& p, c
     put4(p.row_scales + d.row(), *reinterpret_cast<const uint32_t*>(s + local_scale(tid, 0)));
   if (d.pad()) {  // block-uniform
     const int64_t last = t.r0 + t.nload;  // groups ending in (r0, last] end in this tile
-    const int64_t g0 = gv.group_of_row(t.r0), g1 = gv.group_of_row(last - 1, g0);
+    int64_t g0, g1;
+    gv.tile_groups(t, g0, g1);
     const int64_t items = (g1 - g0 + 1) * 32;
     for (int64_t k = tid; k < items; k += kQuantThreads) {
       const int64_t g = g0 + (k >> 5);

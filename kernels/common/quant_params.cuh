@@ -52,6 +52,7 @@ enum QuantizeFlags : int32_t {
   kQuantOffsetsI64 = 1 << 7,   // inline lookup: offsets are int64
   kQuantVecIn = 1 << 8,        // every input chunk of 8 elements is 16-byte aligned
   kQuantDynamicTiles = 1 << 9,  // persistent rowwise blocks take tiles from *tile_counter, in order
+  kQuantRowTileGroups = 1 << 10,  // M-grouped ring: first/last group of each row tile in shared memory
 };
 
 constexpr int kQuantTile = 128;     // tile rows = tile columns
@@ -65,6 +66,15 @@ constexpr int64_t kQuantInlineGroups = 1024;
 // a columnwise scale base (int64) and a first tile (int32, plus one entry for the total).
 constexpr int quantize_group_table_smem_bytes(int64_t groups) {
   return groups > kQuantInlineGroups ? 0 : static_cast<int>((16 * groups + 4 * (groups + 1) + 15) / 16 * 16);
+}
+
+// M-grouped rowwise ring plans with the inline group table and at most kQuantRowTileGroupsMax row
+// tiles also keep, after the group table, one 32-bit word per 128-row data tile: the first group of
+// its rows (bits 0-15) and the last (bits 16-31). Each block fills it once; a tile then knows its
+// groups without a search (measured: docs/PERFORMANCE.md, "Sixth session").
+constexpr int64_t kQuantRowTileGroupsMax = 1024;
+constexpr int quantize_row_tile_groups_smem_bytes(int64_t row_tiles) {
+  return static_cast<int>((4 * row_tiles + 15) / 16 * 16);
 }
 
 // Dynamic shared memory of the tiled kernel for an input element size: the input tile, the FP8

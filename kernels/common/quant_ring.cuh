@@ -411,7 +411,7 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
   }
   if (grouped) build_group_table(p, group_smem, &meta, scan_tmp);
   const GroupView gv(p, group_smem, meta);
-  if (mgrouped && (p.flags & kQuantSwizzled)) zero_mgrouped_tail(p, meta);
+  if (mgrouped) build_row_tile_groups(p, gv);
   const bool row = (p.flags & kQuantRowwise) != 0;
   float amax_all = 0.0f;
   const ExpRule er = exp_rule<F>(p.mode);
@@ -502,6 +502,9 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
     s ^= 1;
     if constexpr (kDyn) ++it;
   }
+  // M-grouped: the padded scale tensor's tail, after the tiles (blocks that run out of tiles early
+  // do it while the others finish theirs; before the loop it delayed every block's first tile).
+  if (mgrouped && (p.flags & kQuantSwizzled)) zero_mgrouped_tail(p, meta);
   cp_async_wait<0>();
   if (p.amax) commit_amax(p.amax, amax_all, s_warp);
 }

@@ -152,7 +152,10 @@ __device__ __forceinline__ void build_group_table(const QuantizeParams& p, uint8
   }
   int64_t used_tiles, total_cols;
   int64_t tile_base = block_exclusive_scan(ntiles, 0, tmp, &used_tiles, Sum64{});
-  int64_t col_base = block_exclusive_scan(ncols, 0, tmp, &total_cols, Sum64{});
+  // Columnwise scale columns: only columnwise plans read them (a rowwise plan skips one block scan).
+  int64_t col_base = 0;
+  total_cols = 0;
+  if (p.flags & kQuantColwise) col_base = block_exclusive_scan(ncols, 0, tmp, &total_cols, Sum64{});
   int64_t start = first;
 #pragma unroll
   for (int j = 0; j < kPer; ++j) {
@@ -255,8 +258,14 @@ struct GroupView {
   const QuantizeParams& p;
   const GroupTableSmem tab;
   const GroupMeta& meta;
+  uint32_t* const rtg;  // kQuantRowTileGroups: per row tile, first group | last group << 16
   __device__ __forceinline__ GroupView(const QuantizeParams& params, uint8_t* table_base, const GroupMeta& m)
-      : p(params), tab(table_base, params.num_groups), meta(m) {}
+      : p(params),
+        tab(table_base, params.num_groups),
+        meta(m),
+        rtg((params.flags & kQuantRowTileGroups)
+                ? reinterpret_cast<uint32_t*>(table_base + quantize_group_table_smem_bytes(params.num_groups))
+                : nullptr) {}
   __device__ __forceinline__ bool global() const { return (p.flags & kQuantGroupTable) != 0; }
   __device__ __forceinline__ int64_t start(int64_t g) const {
     return global() ? (g == 0 ? 0 : __ldg(p.ends + g - 1)) : tab.start[g];
@@ -279,7 +288,37 @@ struct GroupView {
     }
     return lo;
   }
+  // The groups of the first and the last loaded row of an M-grouped data tile (t.nload > 0).
+  __device__ __forceinline__ void tile_groups(const QuantTile& t, int64_t& g0, int64_t& g1) const {
+    if (rtg) {
+      const uint32_t w = rtg[t.tile_r];
+      g0 = w & 0xFFFFu;
+      g1 = w >> 16;
+    } else {
+      g0 = group_of_row(t.r0);
+      g1 = group_of_row(t.r0 + t.nload - 1, g0);
+    }
+  }
 };
+
+// Fills the kQuantRowTileGroups table (after build_group_table; ends with a barrier). Row tile i
+// holds rows [128 i, 128 i + 128) of the data; only its rows below `covered` count (quant_tile_mgrouped
+// loads no others).
+__device__ __forceinline__ void build_row_tile_groups(const QuantizeParams& p, const GroupView& gv) {
+  if (!gv.rtg) return;
+  const int64_t lim = gv.meta.covered < p.rows ? gv.meta.covered : p.rows;
+  for (int64_t i = threadIdx.x; i < p.tiles_r; i += kQuantThreads) {
+    const int64_t r0 = i * kQuantTile;
+    const int64_t last = r0 + kQuantTile < lim ? r0 + kQuantTile : lim;
+    uint32_t w = 0;
+    if (last > r0) {
+      const int64_t g0 = gv.group_of_row(r0), g1 = gv.group_of_row(last - 1, g0);
+      w = static_cast<uint32_t>(g0) | (static_cast<uint32_t>(g1) << 16);
+    }
+    gv.rtg[i] = w;
+  }
+  __syncthreads();
+}
 
 // Rowwise M-grouped tiles: the data is cut exactly like an ungrouped tensor (grouping does not change
 // which elements form a 1x32 block), and only the scale *rows* move: data row r of group g goes to

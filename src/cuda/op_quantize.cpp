@@ -65,15 +65,11 @@ int64_t grid_blocks(const QuantizeDesc& d) {
   return per_batch * d.batch;
 }
 
-// Ungrouped and M-grouped rowwise plans: the data tiles (128x128) of the launch, 0 when they do not fit.
-int64_t data_tiles(const QuantizeDesc& d) { return std::max<int64_t>(grid_blocks(d), 0); }
-
-// Ungrouped rowwise plans with 16-bit inputs and no fusion, up to this many 128x128 tiles, run the
-// rowwise-only ring kernel (persistent blocks, the next tile's loads in flight during this one): on
-// tensors of a few waves the register kernel's one-block-per-tile ramp and tail cost more than the
-// ring's pipelining; on larger ones the register kernel is ahead (docs/PERFORMANCE.md).
+// Ungrouped rowwise plans with 16-bit inputs and no fusion run the rowwise-only ring kernel
+// (persistent blocks, the next tile's loads in flight during this one) in the counter order: since
+// the sixth session it is ahead of the register kernel at every measured shape, from 1.3 tiles per
+// block (2048x4096) to 16384^2 (docs/PERFORMANCE.md, "Sixth session").
 // MXQ_QUANT_RINGROW=0/1 overrides the rule (docs/ENVIRONMENT.md).
-constexpr int64_t kRingRowMaxTiles = 8192;
 
 // M-grouped rowwise plans with 16-bit inputs and no fusion run on the rowwise-only ring kernel: its
 // persistent blocks build the group table once, keep the next tile's loads in flight and, from 16
@@ -97,7 +93,7 @@ bool uses_ringrow(const QuantizeDesc& d) {
   if (mgrouped_ring(d)) return true;
   if (grouped(d) || !ringrow_capable(d)) return false;
   if (const char* env = std::getenv("MXQ_QUANT_RINGROW"); env && *env) return std::string(env) != "0";
-  return data_tiles(d) <= kRingRowMaxTiles;
+  return true;
 }
 
 std::string kernel_name(const QuantizeDesc& d) {
@@ -125,21 +121,33 @@ bool persistent(const QuantizeDesc& d) {
          (needs_tiled(d) && d.in_dtype != MXQ_DTYPE_FP32 && d.fusion != MXQ_FUSION_SWIGLU);
 }
 
-// M-grouped rowwise plans take their tiles from a counter in the workspace (in order, fast blocks
-// take more) once the persistent blocks have at least this many tiles each; below that, the
-// counter's reset and first round trip cost more than the order gains (docs/PERFORMANCE.md).
+// M-grouped rowwise plans on the persistent register blocks take their tiles from a counter in the
+// workspace (in order, fast blocks take more) once the blocks have at least this many tiles each;
+// below that, the counter's reset and first round trip cost more than the order gains
+// (docs/PERFORMANCE.md).
 constexpr int64_t kDynamicTilesPerBlock = 16;
 
 bool uses_table(const QuantizeDesc& d) { return grouped(d) && d.num_groups > kQuantInlineGroups; }
+
+// M-grouped ring plans with the inline group table keep each row tile's first and last group in
+// shared memory (kQuantRowTileGroups) when there are at most kQuantRowTileGroupsMax row tiles: the
+// binary searches they replace were half of the kernel's instructions at 8192x4096 with 128 groups
+// (docs/PERFORMANCE.md, "Sixth session").
+bool row_tile_groups(const QuantizeDesc& d) {
+  return mgrouped_ring(d) && !uses_table(d) && row_tiles(d) <= kQuantRowTileGroupsMax;
+}
 
 // Ungrouped plans of the ring kernel take their tiles in order from the same counter
 // (mxq_quantize_ringdyn_*) from 6 tiles per block: in the static order the persistent blocks drift
 // apart and the DRAM traffic of the scattered tiles cost 3-7 points of the copy at the large shapes
 // (docs/PERFORMANCE.md, "Sixth round"); at 8192x4096 (7.8 tiles per block) the counter order was
-// still ahead for every layout, at 2048x4096 (1.9) behind. The rowwise-only ring (ungrouped and
-// M-grouped plans, mxq_quantize_ringrowdyn_*) takes it from 16 tiles per block (at 5 it measured 1
-// point behind). MXQ_QUANT_RING_ORDER=static|counter overrides the rule (docs/ENVIRONMENT.md).
+// still ahead for every layout, at 2048x4096 (1.9) behind. The rowwise-only ring
+// (mxq_quantize_ringrowdyn_*) takes it always for ungrouped plans (sixth session: ahead at every
+// shape) and from 4 tiles per block for M-grouped ones (8192x4096 with 128 groups, 5.2 tiles per
+// block: +1.3 points; 2048x4096, 1.3: 2 points behind). MXQ_QUANT_RING_ORDER=static|counter
+// overrides the rule (docs/ENVIRONMENT.md).
 constexpr int64_t kRingCounterTilesPerBlock = 6;
+constexpr int64_t kMGroupedRingCounterTilesPerBlock = 4;
 
 bool ring_counter_order(const QuantizeDesc& d, int64_t tiles, int64_t blocks) {
   const bool ring = uses_ring(d) && !grouped(d);
@@ -149,7 +157,8 @@ bool ring_counter_order(const QuantizeDesc& d, int64_t tiles, int64_t blocks) {
     if (v == "counter") return true;
     if (v == "static") return false;
   }
-  return tiles >= (ring ? kRingCounterTilesPerBlock : kDynamicTilesPerBlock) * blocks;
+  if (!grouped(d) && !ring) return true;  // the ungrouped rowwise ring: ahead from 1.3 tiles per block
+  return tiles >= (ring ? kRingCounterTilesPerBlock : kMGroupedRingCounterTilesPerBlock) * blocks;
 }
 
 class QuantizeOp final : public OpImpl {
@@ -184,6 +193,7 @@ class QuantizeOp final : public OpImpl {
     if (d.block_2d) f |= kQuantBlock2d;
     if (grouped(d)) f |= kQuantGrouped;
     if (uses_table(d)) f |= kQuantGroupTable;
+    if (row_tile_groups(d)) f |= kQuantRowTileGroups;
     if (grouped(d) && d.offsets_dtype == MXQ_DTYPE_INT64) f |= kQuantOffsetsI64;
     p.flags = f;
     tiles_ = grid_blocks(d);
@@ -215,7 +225,10 @@ class QuantizeOp final : public OpImpl {
       if (dynamic_) why += ", tiles taken in order from a counter in the workspace (>= 6 tiles per block)";
     } else if (uses_ringrow(d_)) {
       why += ", persistent blocks (3 per SM), a two-stage cp.async ring loads the next tile during this one";
-      if (dynamic_) why += ", tiles taken in order from a counter in the workspace (>= 16 tiles per block)";
+      if (dynamic_)
+        why += grouped(d_) ? ", tiles taken in order from a counter in the workspace (>= 4 tiles per block)"
+                           : ", tiles taken in order from a counter in the workspace";
+      if (row_tile_groups(d_)) why += ", each row tile's first and last group kept in shared memory";
     } else if (needs_tiled(d_) && persistent(d_)) why += ", persistent blocks prefetching their next tile";
     if (grouped(d_) && !needs_tiled(d_)) {
       why += ", data tiles only (group padding zeroed as whole 16-byte lines)";
@@ -296,7 +309,8 @@ class QuantizeOp final : public OpImpl {
  private:
   static int dynamic_smem(const QuantizeDesc& d) {
     const int table = grouped(d) ? quantize_group_table_smem_bytes(d.num_groups) : 0;
-    return tile_smem(d) + table;
+    const int rtg = row_tile_groups(d) ? quantize_row_tile_groups_smem_bytes(row_tiles(d)) : 0;
+    return tile_smem(d) + table + rtg;
   }
 
   // Blocks of this kernel resident on the whole device (registers, shared memory, threads per SM).
