@@ -402,8 +402,6 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
   // the block scans then overlap them), with every row < rows loaded; rows the groups do not cover
   // (past meta.covered) are zeroed in the stage once the table is known (first iteration below).
   int first_nload = 0;
-  // The offsets go out first: behind the first tile's 32 KB they would arrive last.
-  const GroupOffsets goff = load_group_offsets(p);
   if (mgrouped) {
     GroupMeta all;
     all.covered = p.rows;
@@ -411,7 +409,7 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
     first_nload = t0.nload;
     ring_issue_lean<I>(p, t0, stages);
   }
-  if (grouped) build_group_table(p, group_smem, &meta, scan_tmp, goff);
+  if (grouped) build_group_table(p, group_smem, &meta, scan_tmp);
   const GroupView gv(p, group_smem, meta);
   if (mgrouped) build_row_tile_groups(p, gv);
   const bool row = (p.flags & kQuantRowwise) != 0;

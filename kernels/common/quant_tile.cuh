@@ -100,33 +100,10 @@ __device__ __forceinline__ int64_t group_scale_cols(bool swizzled, int64_t size)
 
 }  // namespace detail
 
-// The caller's offsets of this thread's groups (thread i owns groups 4i..4i+3) for an inline
-// table, loaded apart from build_group_table so a kernel can put them on the wire before its first
-// tile's loads (they then arrive before the tile instead of queued behind it); 0 past the groups and
-// for plans with the device-built table.
-constexpr int kQuantGroupsPerThread = 4;
-struct GroupOffsets {
-  int64_t o[kQuantGroupsPerThread];
-};
-__device__ __forceinline__ GroupOffsets load_group_offsets(const QuantizeParams& p) {
-  GroupOffsets r;
-  const int64_t g0 = static_cast<int64_t>(threadIdx.x) * kQuantGroupsPerThread;
-  const bool inline_table = (p.flags & kQuantGrouped) && !(p.flags & kQuantGroupTable);
-#pragma unroll
-  for (int j = 0; j < kQuantGroupsPerThread; ++j) {
-    r.o[j] = 0;
-    if (inline_table && g0 + j < p.num_groups)
-      r.o[j] = (p.flags & kQuantOffsetsI64) ? static_cast<const int64_t*>(p.offsets)[g0 + j]
-                                            : static_cast<int64_t>(static_cast<const int32_t*>(p.offsets)[g0 + j]);
-  }
-  return r;
-}
-
 // Builds the block's view of the grouping (all threads call it; contains barriers). Inline plans
-// fill the shared table from `off` (load_group_offsets); table plans only read the totals from the
-// device-built table.
+// fill the shared table; table plans only read the totals from the device-built table.
 __device__ __forceinline__ void build_group_table(const QuantizeParams& p, uint8_t* table_base, GroupMeta* meta,
-                                                  int64_t* tmp, const GroupOffsets& off) {
+                                                  int64_t* tmp) {
   using namespace detail;
   const bool swz = (p.flags & kQuantSwizzled) != 0;
   const int64_t G = p.num_groups;
@@ -141,7 +118,7 @@ __device__ __forceinline__ void build_group_table(const QuantizeParams& p, uint8
     __syncthreads();
     return;
   }
-  constexpr int kPer = kQuantGroupsPerThread;
+  constexpr int kPer = 4;  // thread i owns groups 4i..4i+3
   static_assert(kPer * kQuantThreads >= kQuantInlineGroups, "inline table covers every group");
   GroupTableSmem tab(table_base, G);
   const int64_t g0 = static_cast<int64_t>(threadIdx.x) * kPer;
@@ -149,7 +126,12 @@ __device__ __forceinline__ void build_group_table(const QuantizeParams& p, uint8
   int64_t run = 0;  // running max of the offsets from 0: also the clamp below at 0
 #pragma unroll
   for (int j = 0; j < kPer; ++j) {
-    if (g0 + j < G) run = off.o[j] > run ? off.o[j] : run;
+    if (g0 + j < G) {
+      const int64_t o = (p.flags & kQuantOffsetsI64)
+                            ? static_cast<const int64_t*>(p.offsets)[g0 + j]
+                            : static_cast<int64_t>(static_cast<const int32_t*>(p.offsets)[g0 + j]);
+      run = o > run ? o : run;
+    }
     end[j] = run;
   }
   int64_t all_max;
@@ -193,11 +175,6 @@ __device__ __forceinline__ void build_group_table(const QuantizeParams& p, uint8
     meta->total_cols = total_cols;
   }
   __syncthreads();
-}
-
-__device__ __forceinline__ void build_group_table(const QuantizeParams& p, uint8_t* table_base, GroupMeta* meta,
-                                                  int64_t* tmp) {
-  build_group_table(p, table_base, meta, tmp, load_group_offsets(p));
 }
 
 // Tile indices fit 32 bits (the launcher checks tiles_c * tiles_r * batch <= INT_MAX), so the
