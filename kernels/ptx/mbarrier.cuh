@@ -49,6 +49,22 @@ __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
       : "memory");
 }
 
+// The same on a barrier given by its 32-bit shared-memory address (fewer live registers).
+__device__ __forceinline__ void mbar_arrive(uint32_t bar_addr) {
+  asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];\n" ::"r"(bar_addr) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar_addr, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar_addr), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint32_t bar_addr, uint32_t parity) {
+  asm volatile(
+      "{\n.reg .pred P1;\nMXQ_MBAR_WAIT:\n"
+      "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 P1, [%0], %1;\n"
+      "@P1 bra MXQ_MBAR_DONE;\nbra MXQ_MBAR_WAIT;\nMXQ_MBAR_DONE:\n}\n" ::"r"(bar_addr),
+      "r"(parity)
+      : "memory");
+}
+
 // Warpgroup-wide register budget change; every thread of the warpgroup executes it.
 template <int N>
 __device__ __forceinline__ void setmaxnreg_inc() {

@@ -25,8 +25,10 @@
 //  - Fused dQ (the default for plans without the DETERMINISTIC attribute, src/cuda/op_attention_bwd.cpp):
 //    the dK/dV kernel also quantizes dS^T along s_kv (a cross-warp block maximum), stores it as bf16
 //    in shared memory, computes dQ(64 q x D) += dS|kv K_col for its kv block with one more wgmma chain
-//    and adds it into an fp32 workspace with TMA bulk reductions (any order: not deterministic); a
-//    post pass converts to bf16. 5 matmuls; the dQ kernel is not launched.
+//    and adds it into an fp32 workspace with TMA bulk reductions (any order: not deterministic), which
+//    a reducer thread of the producer warpgroup issues from staged tiles handed over through
+//    mbarriers, so the math warps never wait for them; a post pass converts to bf16. 5 matmuls; the
+//    dQ kernel is not launched.
 //  - delta = rowsum(dO * O) from the bf16 copies is a tiny pre-kernel into the workspace.
 //  - Warp specialization: one thread of the producer warpgroup issues TMA loads of the next steps'
 //    bf16 tiles into 128-byte-swizzled stages (2 for dK/dV, 3 for dQ; tensor maps from the launcher,
@@ -338,13 +340,24 @@ __device__ __forceinline__ uint32_t col_block_exponents(const float (&x)[32], in
   level(std::integral_constant<int, 2>{});
   return rceil_e4m3_exponent(v[0]) | (rceil_e4m3_exponent(v[1]) << 16);
 }
+__device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(a), "r"(b), "r"(c),
+               "r"(d)
+               : "memory");
+}
 // Quantize the thread's 32 dS^T values with their columns' block exponents (word of column pair
-// (8 jj + 2c, +1) from lane 4 jj + c) and store the dequantized bf16 pairs into the dS^T tile:
-// 128-byte rows of 64 queries, 128-byte swizzle; row_ptr is r0's row (r0 + 8 is 1024 bytes on).
+// (8 jj + 2c, +1) from lane 4 jj + c) and store the dequantized bf16 pairs into the dS^T tile
+// (128-byte rows of 64 queries, 128-byte swizzle) with four stmatrix.x4: the thread's pair of
+// (row r0 + 8 half, columns 8 jj + 2c, +1) is element (l/4, 2c) of the 8x8 block (jj, half), so the
+// blocks (2k, 0), (2k, 1), (2k + 1, 0), (2k + 1, 1) are the four matrices of stmatrix k, whose
+// lanes 8i..8i+7 address the rows of matrix i. row_addr: the shared address of the row this lane
+// addresses (the warp's first row + 8 ((l / 8) % 2) + l % 8). 16 4-byte stores before (attnb10).
 template <bool kExact>
-__device__ __forceinline__ void col_quant_store(const float (&x)[32], uint32_t e2, uint8_t* row_ptr, int l) {
+__device__ __forceinline__ void col_quant_store(const float (&x)[32], uint32_t e2, uint32_t row_addr, int l) {
   using Cvt = sm90gemm::Fp8Bits<ptx::Fp8Kind::E4M3>;
-  const int g = l >> 2, c = l & 3;
+  const int c = l & 3;
+  uint32_t bfs[4];
+  const uint32_t ysel = static_cast<uint32_t>((l & 7) ^ (l >> 4));  // chunk of (row, jj = 2k + l/16) = 2k ^ ysel
 #pragma unroll
   for (int jj = 0; jj < 8; ++jj) {
     const uint32_t ej = __shfl_sync(0xFFFFFFFFu, e2, 4 * jj + c);
@@ -364,8 +377,9 @@ __device__ __forceinline__ void col_quant_store(const float (&x)[32], uint32_t e
       const uint16_t q = dev::f32x2_to_fp8x2_satfinite<Fp8::E4M3>(__fmul_rn(x[4 * jj + 2 * half], inv0),
                                                                   __fmul_rn(x[4 * jj + 2 * half + 1], inv1));
       const uint32_t bf = kExact ? attn::e4m3x2_to_bf16x2(q, m0, m1) : sm90gemm::cvt_fast_pair<ptx::Fp8Kind::E4M3>(q, mul);
-      *reinterpret_cast<uint32_t*>(row_ptr + half * 1024 + ((jj ^ g) << 4) + 4 * c) = bf;
+      bfs[(jj & 1) * 2 + half] = bf;
     }
+    if (jj & 1) stmatrix_x4(row_addr + (static_cast<uint32_t>(jj - 1) ^ ysel) * 16u, bfs[0], bfs[1], bfs[2], bfs[3]);
   }
 }
 
@@ -534,7 +548,9 @@ __device__ __forceinline__ void dq_post_body(const P& p) {
 // issued: dS^T quantized along s_kv (col_block_exponents / col_quant_store, a pair-of-warps exchange
 // through shared memory), stored as bf16 into a dS^T tile, and dQ(64 q x D) += dS|kv K_col over the
 // CTA's 128 kv rows as one more wgmma chain (A = the dS^T tile read transposed, B = the resident
-// K_col^T), added into the fp32 dQ workspace by TMA bulk reductions (dq_reduce). D = 128: warpgroup wg
+// K_col^T), added into the fp32 dQ workspace by TMA bulk reductions (dq_stage, the reducer thread:
+// full/empty mbarriers per staging tile). The next step's S^T (D = 64: and dP^T) is issued while dQ
+// runs, once dK has retired. dS^T goes to shared memory by stmatrix. D = 128: warpgroup wg
 // computes dQ's 64 columns 64 wg..64 wg+63 over both warpgroups' kv rows (N split: the dS^T tile is
 // shared, so a named barrier waits for both halves); its tile is the stage's Q tile (16 KiB, read
 // only by S^T: a barrier per warpgroup half waits for the other warpgroup's S^T before it is
@@ -547,16 +563,25 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   uint8_t* smem = ptx::smem_align1024(smem_raw);
   constexpr int kRowTile = kRows * D * 2, kStepTile = kStep * D * 2;
   constexpr bool kDsInStage = kStepTile >= kAttnBwdDsTile;  // D = 128: dS^T over the stage's Q tile
+  // Fused: what of step it+1 goes out behind dQ(it) (dK retired): D = 128 S^T only (registers), D = 64 S^T and dP^T.
+  [[maybe_unused]] constexpr bool kEarlyDp = !kDsInStage;
   uint8_t* k_tile = smem;
   uint8_t* v_tile = k_tile + kRowTile;
   uint8_t* stage0 = v_tile + kRowTile;  // per stage: Q, dO, Q_col^T, dO_col^T (bf16)
   uint8_t* kc_tile = stage0 + kStages * 4 * kStepTile;  // fused: K_col^T, [2 panels of 64 kv][D][64] bf16
   uint8_t* ds_area = kc_tile + (kFused ? kRowTile : 0);  // fused, D = 64: a dS^T tile per stage
-  // fused, D = 64: a 64 x 64 fp32 dQ staging tile per warpgroup (D = 128 stages in the stage's dO tiles)
+  // fused, D = 64: 64 x 64 fp32 dQ staging tiles, two per warpgroup (D = 128 stages in the stage's dO tiles)
   uint8_t* stg_area = ds_area + (kFused && !kDsInStage ? kStages * kAttnBwdDsTile : 0);
-  uint32_t* xch = reinterpret_cast<uint32_t*>(stg_area + (kFused && !kDsInStage ? 2 * kAttnBwdDqTileBytes : 0));
+  uint32_t* xch = reinterpret_cast<uint32_t*>(stg_area + (kFused && !kDsInStage ? 4 * kAttnBwdDqTileBytes : 0));
   uint64_t* full = reinterpret_cast<uint64_t*>(reinterpret_cast<uint8_t*>(xch) + (kFused ? 1024 : 0));  // [kStages]
   uint64_t* empty = full + kStages;                                                                     // [kStages]
+  [[maybe_unused]] uint64_t* dq_full = empty + kStages;   // [buffer][warpgroup]: staging tile written
+  [[maybe_unused]] uint64_t* dq_empty = dq_full + 4;     // [buffer][warpgroup]: its bulk read done (D = 64)
+  // Staging tile of the fp32 dQ product of buffer (step parity) buf and warpgroup g.
+  [[maybe_unused]] auto stg_tile = [&](int buf, int g) -> uint8_t* {
+    if constexpr (kDsInStage) return stage0 + buf * 4 * kStepTile + (g == 0 ? 1 : 3) * kStepTile;
+    else return stg_area + (buf * 2 + g) * kAttnBwdDqTileBytes;
+  };
 
   const int tid = threadIdx.x;
   const int64_t b = blockIdx.z, hk = blockIdx.y;
@@ -586,31 +611,90 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     }
   }
   ptx::cp_async_commit();
-  if (tid == 0) ptx::mbar_init_ring(full, empty, kStages, 1, kMathThreads);
+  if (tid == 0) {
+    if constexpr (kFused) {
+      // D = 128: the reducer thread releases a stage too (its staging tiles are in it).
+      ptx::mbar_init_ring(full, empty, kStages, 1, kMathThreads + (kDsInStage ? 1 : 0));
+      ptx::mbar_init_ring(dq_full, dq_empty, 4, 128, 1);
+    } else {
+      ptx::mbar_init_ring(full, empty, kStages, 1, kMathThreads);
+    }
+  }
   ptx::cp_async_wait<0>();
   ptx::fence_proxy_async_shared();
   __syncthreads();
 
   if (tid >= kMathThreads) {
-    // ---- producer: one thread issues the TMA loads of each step, up to kStages steps ahead ----
+    // ---- producer warpgroup (24 registers, so 32-bit state only: shared addresses, TMA coordinates
+    // and step counters advanced incrementally; step it is q block qb_first + it % per_head of query
+    // head hk * group + it / per_head; loops not unrolled: with the reducer's loop next to the TMA
+    // loop, 64-bit state or the compiler's 4x unrolling spilled 100-200 bytes) ----
+    const int n_it = static_cast<int>(n_iters), ph32 = static_cast<int>(per_head);
+    const int32_t bh0 = static_cast<int32_t>(b * p.heads_q + hk * p.group), qb0 = static_cast<int32_t>(qb_first);
+    const uint32_t stage_s = ptx::smem_addr(stage0), bar_s = ptx::smem_addr(full);  // full, empty, dq_full, dq_empty
     ptx::setmaxnreg_dec<24>();
+    if constexpr (kFused) {
+      // ---- dQ reducer: one thread of producer warp 1. The math warpgroups hand over each step's
+      // staged fp32 dQ tiles through dq_full (128 arrivals each, no waiting on their side); it issues
+      // one bulk reduce-add per tile, waits until both tiles have been read and releases them: at
+      // D = 128 by arriving on the stage's empty barrier (the staging tiles are in the stage), at
+      // D = 64 on dq_empty (the math warps wait for it two steps later, before the next write).
+      if (tid == kMathThreads + 32) {
+        constexpr int kTile = (D / 64) * 4096;  // floats per 64-row q step of the accumulator
+        const int qsteps = static_cast<int>(p.sq_pad / kStep);
+        float* dst = p.dq_acc + (static_cast<int64_t>(bh0) * qsteps + qb0) * kTile;
+        const int64_t skip = static_cast<int64_t>(qsteps - ph32) * kTile;  // to the next head's first q block
+        // stg_tile(buf, g) = stg0 + buf * dstg + g * dwg
+        const uint32_t stg0 = kDsInStage ? stage_s + kStepTile : stage_s + static_cast<uint32_t>(stg_area - stage0);
+        constexpr uint32_t dstg = kDsInStage ? 4 * kStepTile : 2 * kAttnBwdDqTileBytes;
+        constexpr uint32_t dwg = kDsInStage ? 2 * kStepTile : kAttnBwdDqTileBytes;
+        const uint32_t dqf = bar_s + 16 * kStages, dqe = dqf + 32;  // dq_full[4], dq_empty[4]
+#pragma unroll 1
+        for (int it = 0, qi = 0; it < n_it; ++it) {
+          const int buf = it & 1;
+          const uint32_t ph = static_cast<uint32_t>(it >> 1) & 1u;
+          const uint32_t s0 = stg0 + (buf ? dstg : 0u);
+#pragma unroll
+          for (int g = 0; g < 2; ++g) {
+            ptx::mbar_wait(dqf + (buf * 2 + g) * 8, ph);
+            bulk_reduce_add_f32(dst + (kDsInStage ? g * 4096 : 0), s0 + (g ? dwg : 0u), kAttnBwdDqTileBytes);
+          }
+          bulk_commit();
+          bulk_wait_read_all();
+          if constexpr (kDsInStage) {
+            ptx::mbar_arrive(bar_s + 8 * (kStages + buf));  // empty[buf]
+          } else {
+            ptx::mbar_arrive(dqe + buf * 16);
+            ptx::mbar_arrive(dqe + buf * 16 + 8);
+          }
+          dst += kTile;
+          if (++qi == ph32) qi = 0, dst += skip;
+        }
+        bulk_wait_all();  // before the CTA's shared memory goes away
+      }
+    }
     if (tid == kMathThreads) {
       ptx::tma_prefetch_desc(p.tmap_q);
       ptx::tma_prefetch_desc(p.tmap_do);
       ptx::tma_prefetch_desc(p.tmap_qt);
       ptx::tma_prefetch_desc(p.tmap_dot);
-      for (int64_t it = 0; it < n_iters; ++it) {
-        const int st = static_cast<int>(it & 1);
-        ptx::mbar_wait(&empty[st], static_cast<uint32_t>((it >> 1) & 1) ^ 1u);
-        const int64_t bh = b * p.heads_q + hk * p.group + it / per_head;
-        const int64_t i0 = (qb_first + it % per_head) * kStep;
-        uint8_t* stg = stage0 + st * 4 * kStepTile;
-        ptx::mbar_arrive_expect_tx(&full[st], 4 * kStepTile);
-        const int32_t qrow = static_cast<int32_t>(bh * p.sq_pad + i0), drow = static_cast<int32_t>(bh * D);
-        tma_rows<D>(stg, p.tmap_q, qrow, &full[st]);
-        tma_rows<D>(stg + kStepTile, p.tmap_do, qrow, &full[st]);
-        ptx::tma_load_2d(ptx::smem_addr(stg + 2 * kStepTile), p.tmap_qt, static_cast<int32_t>(i0), drow, &full[st]);
-        ptx::tma_load_2d(ptx::smem_addr(stg + 3 * kStepTile), p.tmap_dot, static_cast<int32_t>(i0), drow, &full[st]);
+      const int32_t i0_first = qb0 * kStep, sq_pad = static_cast<int32_t>(p.sq_pad);
+      int32_t i0 = i0_first, qrow = bh0 * sq_pad + i0_first, drow = bh0 * D;
+#pragma unroll 1
+      for (int it = 0, qi = 0; it < n_it; ++it) {
+        const int st = it & 1;
+        const uint32_t fb = bar_s + 8 * st, stg = stage_s + st * 4 * kStepTile;
+        ptx::mbar_wait(fb + 8 * kStages, static_cast<uint32_t>((it >> 1) & 1) ^ 1u);  // empty[st]
+        ptx::mbar_arrive_expect_tx(fb, 4 * kStepTile);
+#pragma unroll
+        for (int pn = 0; pn < D / 64; ++pn) {
+          ptx::tma_load_2d(stg + pn * (kStep * 128), p.tmap_q, 64 * pn, qrow, fb);
+          ptx::tma_load_2d(stg + kStepTile + pn * (kStep * 128), p.tmap_do, 64 * pn, qrow, fb);
+        }
+        ptx::tma_load_2d(stg + 2 * kStepTile, p.tmap_qt, i0, drow, fb);
+        ptx::tma_load_2d(stg + 3 * kStepTile, p.tmap_dot, i0, drow, fb);
+        i0 += kStep, qrow += kStep;
+        if (++qi == ph32) qi = 0, i0 = i0_first, qrow += sq_pad - ph32 * kStep, drow += D;
       }
     }
     return;
@@ -765,7 +849,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     e2 = __vmaxu2(e2, *xch_partner);
     const bool slow = (e2 & 0xFFFFu) > static_cast<uint32_t>(sm90gemm::Fp8Bits<ptx::Fp8Kind::E4M3>::kMaxFastE) ||
                       (e2 >> 16) > static_cast<uint32_t>(sm90gemm::Fp8Bits<ptx::Fp8Kind::E4M3>::kMaxFastE);
-    uint8_t* row_ptr = tile + (64 * wg + r0) * 128;
+    const uint32_t row_addr = ptx::smem_addr(tile) + (64 * wg + 16 * w + 8 * ((l >> 3) & 1) + (l & 7)) * 128;
     if (__any_sync(0xFFFFFFFFu, slow)) {  // uniform over the pair of warps: they merged the same words
       ptx::named_barrier_sync(bar_pair, 64);  // the partner has read the fast words
       e2 = col_block_exponents<true>(dp, l);
@@ -773,10 +857,10 @@ __device__ __forceinline__ void dkv_body(const P& p) {
       ptx::named_barrier_sync(bar_pair, 64);
       e2 = __vmaxu2(e2, *xch_partner);
       if constexpr (kDsInStage) ptx::named_barrier_sync(5 + wg, 256);  // the other S^T is done with Q
-      col_quant_store<true>(dp, e2, row_ptr, l);
+      col_quant_store<true>(dp, e2, row_addr, l);
     } else {
       if constexpr (kDsInStage) ptx::named_barrier_sync(5 + wg, 256);
-      col_quant_store<false>(dp, e2, row_ptr, l);
+      col_quant_store<false>(dp, e2, row_addr, l);
     }
     ptx::fence_proxy_async_shared();  // generic stores -> wgmma's reads
     ptx::named_barrier_sync(bar_ds, kDsThreads);
@@ -794,27 +878,24 @@ __device__ __forceinline__ void dkv_body(const P& p) {
         wgmma_bf16_ss_ta64(acc, desc(a_lo, wg * 8192 + kk * 2048), desc(kc_lo0, wg * (D * 128) + kk * 32), kk > 0);
     }
   };
-  // The retired dQ product of step it (at ps) -> a 64 x 64 fp32 staging tile in fragment order
-  // (conflict-free 16-byte stores) -> one TMA bulk reduce-add of 16 KiB into the dQ workspace, issued
-  // by thread 0 of the warpgroup. D = 128: the staging tiles are the stage's dO (warpgroup 0) and
-  // dO_col^T (warpgroup 1) tiles, whose readers (dP^T, dV of both warpgroups) are done once the dS^T
-  // barrier of the step is passed; thread 0 releases the stage only after the bulk read. D = 64:
-  // one tile per warpgroup, reused a step later, after thread 0 has waited for the read.
+  // The retired dQ product of step it -> its 64 x 64 fp32 staging tile in fragment order (8
+  // conflict-free 16-byte stores per thread), handed to the reducer thread through dq_full: the math
+  // warps never wait for the bulk copy (a named barrier and thread 0's bulk issue and read wait sat
+  // here before, ~0.4 ms of 4.2 at B2 H32 S4096 D128). D = 128: the staging tiles are the stage's dO
+  // (warpgroup 0) and dO_col^T (warpgroup 1) tiles, whose readers (dP^T, dV of both warpgroups) are
+  // done once the dS^T barrier of the step is passed; the reducer's arrival completes the stage's
+  // release. D = 64: two tiles per warpgroup; the one of step it - 2 must have been read (dq_empty).
   // (Per-thread red.global.add.v2.f32 of the same data cost ~1.1 ms of 4.7 at B2 H32 S4096 D128.)
-  [[maybe_unused]] auto dq_reduce = [&](int64_t it, const Pos& ps, float (&acc)[32]) {
-    uint8_t* stg = kDsInStage ? stage0 + static_cast<int>(it & 1) * 4 * kStepTile + (wg == 0 ? 1 : 3) * kStepTile
-                              : stg_area + wg * kAttnBwdDqTileBytes;
+  [[maybe_unused]] auto dq_stage = [&](int64_t it, float (&acc)[32]) {
+    const int buf = static_cast<int>(it & 1);
+    uint8_t* stg = stg_tile(buf, wg);
+    if constexpr (!kDsInStage) ptx::mbar_wait(&dq_empty[buf * 2 + wg], static_cast<uint32_t>((it >> 1) & 1) ^ 1u);
 #pragma unroll
     for (int j = 0; j < 8; ++j)
       *reinterpret_cast<float4*>(stg + ((w * 8 + j) * 32 + l) * 16) =
           make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
     ptx::fence_proxy_async_shared();  // generic stores -> the bulk copy's reads
-    ptx::named_barrier_sync(9 + wg, 128);
-    if (t == 0) {
-      float* dst = p.dq_acc + ((ps.bh * (p.sq_pad / kStep) + ps.i0 / kStep) * (D / 64) + (kDsInStage ? wg : 0)) * 4096;
-      bulk_reduce_add_f32(dst, ptx::smem_addr(stg), kAttnBwdDqTileBytes);
-      bulk_commit();
-    }
+    ptx::mbar_arrive(&dq_full[buf * 2 + wg]);
   };
   auto back = [&](int64_t it, const Pos& pc, const Pos& pn, auto next_tag) {  // pc, pn: positions of steps it, it+1
     constexpr bool kNext = decltype(next_tag)::value;
@@ -838,26 +919,31 @@ __device__ __forceinline__ void dkv_body(const P& p) {
       float dq[32];
       dq_issue(it, dq);
       ptx::wgmma_commit();
-      // dK and dQ retire before step it+1's S^T goes out: with S^T in flight next to the dQ
-      // accumulator, ptxas serializes the wgmmas and spills (C7512) at D = 128.
-      ptx::wgmma_wait<0>();
-#pragma unroll
-      for (int k = 0; k < 4; ++k) ptx::fence_regs(da[k]);
-      ptx::fence_acc(dq);
-      dq_reduce(it, pc, dq);
       if constexpr (kNext) {
-        // The stage (and at D = 128 its dS^T and staging tiles) is free; thread 0 of each warpgroup
-        // arrives once its bulk reduction has read the staging tile.
-        if (!kDsInStage || t != 0) ptx::mbar_arrive(&empty[it & 1]);
+        // Step it+1's S^T (D = 64: and dP^T) goes out while dQ runs, once dK has retired (its A
+        // registers free; P^T's and dS^T's fp32 values are dead by now). At D = 128 dP^T waits for
+        // dQ: with both next to the dQ accumulator ptxas serializes the wgmmas and spills (C7512).
+        ptx::wgmma_wait<1>();
+#pragma unroll
+        for (int k = 0; k < 4; ++k) ptx::fence_regs(da[k]);
         issue_s(it + 1);
-        issue_dp(it + 1);
-        if (t == 0) {
-          bulk_wait_read_all();
-          if constexpr (kDsInStage) ptx::mbar_arrive(&empty[it & 1]);
+        if constexpr (kEarlyDp) {
+          issue_dp(it + 1);
+          ptx::wgmma_wait<2>();  // dQ done
+        } else {
+          ptx::wgmma_wait<1>();  // dQ done
         }
+        ptx::fence_acc(dq);
+        dq_stage(it, dq);
+        ptx::mbar_arrive(&empty[it & 1]);  // D = 128: the reducer's arrival completes the release
+        if constexpr (!kEarlyDp) issue_dp(it + 1);
         front(pn, ldn);
-      } else if (t == 0) {
-        bulk_wait_all();  // before the CTA's shared memory goes away
+      } else {
+        ptx::wgmma_wait<0>();
+#pragma unroll
+        for (int k = 0; k < 4; ++k) ptx::fence_regs(da[k]);
+        ptx::fence_acc(dq);
+        dq_stage(it, dq);
       }
     } else if constexpr (kNext) {
       ptx::wgmma_wait<1>();  // dV done: its A registers are free

@@ -101,11 +101,13 @@ constexpr int64_t attn_bwd_dkv_smem_bytes(int64_t d) {
 // dK/dV with fused dQ (non-deterministic path): dK/dV's layout plus the resident K_col^T [d x 128]
 // bf16 (two 64-position panels), the dS^T tiles (D = 128: written over the stage's Q tile, which only
 // S^T reads; D = 64: one per stage), the fp32 dQ staging tiles of the bulk reductions (D = 128: the
-// stage's dO and dO_col^T tiles; D = 64: one per warpgroup) and 1 KiB of per-warp exponent exchange.
+// stage's dO and dO_col^T tiles; D = 64: two per warpgroup, double-buffered for the reducer thread),
+// 1 KiB of per-warp exponent exchange and 128 bytes of mbarriers (the stages' full/empty, the staging
+// tiles' full/empty).
 constexpr int64_t attn_bwd_dkvq_smem_bytes(int64_t d) {
   return 1024 + 2 * kAttnBwdRowsPerCta * d * 2 + kAttnBwdStages * 4 * kAttnBwdStepRows * d * 2 +
-         kAttnBwdRowsPerCta * d * 2 + (d == 128 ? 0 : kAttnBwdStages * kAttnBwdDsTile + 2 * kAttnBwdDqTileBytes) +
-         1024 + 64;
+         kAttnBwdRowsPerCta * d * 2 + (d == 128 ? 0 : kAttnBwdStages * kAttnBwdDsTile + 4 * kAttnBwdDqTileBytes) +
+         1024 + 128;
 }
 constexpr int64_t attn_bwd_dq_smem_bytes(int64_t d) {
   return 1024 + 2 * kAttnBwdRowsPerCta * d * 2 + 2 * kAttnBwdRowsPerCta * 4 + kAttnBwdDqStages * 3 * kAttnBwdStepRows * d * 2 + 64;
