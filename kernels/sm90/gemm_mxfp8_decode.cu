@@ -7,35 +7,27 @@
 //
 // Orientation. B's rows are the MMA's M: a tile is 128 rows of B[g] (n0 .. n0 + 127) against up to T
 // tokens of group g (T = 8, 16 or 32, one kernel each; a group with more tokens takes several tiles,
-// j fastest, so the later ones find the same B rows in L2). mma.sync m16n8k16: each of the 8 consumer
-// warps owns 16 B rows (register A operand, converted from its own shared-memory bytes) and all T
-// tokens (T / 8 register B operands, shared by the warps through a bf16 token buffer): its
-// accumulator is only T / 2 registers.
+// j fastest, so the later ones find the same B rows in L2). mma.sync m16n8k16: each of the 8 warps
+// owns 16 B rows (register A operand, converted from its own shared-memory bytes) and the tile's
+// tokens (register B operands of up to T / 8 n-tiles, shared by the warps through a bf16 token
+// buffer; n-tiles past the chunk's tokens are skipped, so a tile costs what its tokens need). Its
+// accumulator is T / 2 registers, twice: even and odd K steps go to separate accumulators, which
+// halves the mma dependency chain of a stage.
 //
-// Roles (288 threads). Warp 8 (producer) fills an 8-deep ring: lane 0 issues, per 128-wide K stage,
-// two TMA loads of B (128 rows x 64 bytes each, 64-byte swizzle, L2 evict_first: B is read once) and
-// two of A (T rows x 64 bytes); the 32 lanes copy the stage's scales with 4-byte cp.async (B: the 512-
-// byte SWIZZLED_128x4 tile of the 128 rows and 4 blocks, or the same bytes gathered from LINEAR rows;
-// A: one 4-block word per token). The stage's `full` mbarrier counts lane 0's arrive.expect_tx (TMA
-// bytes) and the 32 lanes' cp.async arrivals. Consumers (warps 0-7), per stage: the consumer threads
-// convert 8 A bytes each (16T items) into the token buffer of the stage's parity (mma B fragments, in
-// fragment order); named barrier over the 256 consumers; each warp converts its 2 x 64 bytes of each
-// of its rows into A fragments (K permutation of gemm_bf16_convert.cuh, the same for the tokens) and
-// runs 8 x T/8 mma.sync (even and odd K steps into two accumulators, so a stage's mma chain is half
-// as long); one arrival per warp on the stage's `empty` barrier. A token buffer is
-// rewritten two stages later, after every warp has passed the barrier of the stage in between.
-//
-// Schedule (stream-K). The (tile, K stage) units, tiles in (group, 128-row block, token chunk) order,
-// are cut into gridDim.x equal contiguous ranges (at least kGemmSm90DecodeMinStages units each: small
-// problems use fewer CTAs), so every SM streams the same number of bytes whatever the tile count; the
-// producer runs ahead across tile boundaries. A tile owned by one CTA is stored from registers. A
-// tile shared by several CTAs (at most two per CTA: its first and its last) is reduced without
-// waiting on anyone: each contributing warp writes its fp32 partial to its CTA's slot in the
-// workspace, fences, and counts itself on the tile's counter for its rows (zeroed by the launcher);
-// the last one sums all contributors' partials in CTA order -- the same order whoever is last, so
-// results are reproducible bit for bit -- and stores. Group tables: every CTA builds the clamped ends,
-// the 128-row tile prefix (the swizzled A scale layout's group bases) and the tile prefix from the
-// device-side offsets, so the tile space needs no host synchronization.
+// Ring (8 / CTAs-per-SM stages; 2 CTAs per SM when their shared memory fits, else 1). A stage is one
+// 128-wide K step of a tile: two TMA loads of B (128 rows x 64 bytes each, 64-byte swizzle, L2
+// evict_first: B is read once), two of A (T rows x 64 bytes), and the stage's scales by 4-byte
+// cp.async (B: the 512-byte SWIZZLED_128x4 tile of the 128 rows and 4 blocks, or the same bytes
+// gathered from LINEAR rows; A: one 4-block word per token). Its `full` mbarrier counts the issuing
+// lane's arrive.expect_tx (TMA bytes) and 32 cp.async arrivals. Per stage, every thread: wait for
+// `full`; convert 8 bytes of A per item (16 bytes per token and K step pair) into the token buffer of
+// the stage's parity (mma B fragments, in fragment order); __syncthreads; warp 7 issues the stage
+// kStages - 1 ahead into the slot of the previous stage (every warp has left it: the barrier); each
+// warp converts its 2 x 64 bytes of each of its rows into A fragments (the K permutation of
+// gemm_bf16_convert.cuh, the same for the tokens) and runs its mma.sync. There is no empty barrier:
+// the one CTA barrier per stage orders both the token buffer (rewritten two stages later) and the
+// slot reuse. (A dedicated producer warp, the first version, made the CTA 9 warps, which caps two
+// CTAs per SM at 96 registers per thread.)
 //
 // Masking. B rows past N and blocks past ceil(K/32) take scale code kNoScale (multiplier 0); TMA
 // fills K past the tensor with zeros. Tokens past the chunk's group are written to the token buffer
@@ -59,11 +51,9 @@ namespace decode {
 
 constexpr int kThreads = kGemmSm90DecodeThreads;
 constexpr int kConsumerThreads = 256;
-constexpr int kProducerWarp = 8;
+constexpr int kIssueWarp = 7;  // also issues the loads
 constexpr int kBN = kGemmSm90DecodeTileN, kBK = kGemmSm90DecodeTileK;
-constexpr int kStages = kGemmSm90DecodeStages;
 constexpr int kBBox = kBN * 64;  // one 128-row x 64-byte B box
-constexpr int kConsumerBarrier = 1;
 static_assert(kConsumerThreads == 8 * 32 && kBN == 8 * 16, "8 consumer warps of 16 B rows");
 
 // Byte offset of 16-byte chunk c of 64-byte row r under TMA's 64-byte swizzle (conflict-free for a
@@ -172,16 +162,17 @@ __device__ __forceinline__ Tile decode_tile(const GemmSm90Params& p, const Space
   return ti;
 }
 
-// Item i < 16T of stage kt's token conversion (consumer thread i, and i + 256 when T = 32): bytes
-// [8h, 8h + 8) of 16-byte chunk `tig` of token `tok` in A box b, i.e. K steps 2pr and 2pr + 1 of the
-// stage (pr = 2b + h), converted into mma B fragments {lo, hi} of lane (tok % 8) * 4 + tig of n-tile
-// tok / 8, stored as one 16-byte entry [pr][n-tile][lane] of the token buffer (a warp's items fill
-// 512 contiguous bytes). Tokens outside the group and blocks past K give zeros.
+// Item i < 128 nta of stage kt's token conversion (nta = the tile's 8-token n-tiles that hold a token;
+// consumer thread i, and i + 256 when nta = 4): bytes [8h, 8h + 8) of 16-byte chunk `tig` of token
+// `tok` in A box b, i.e. K steps 2pr and 2pr + 1 of the stage (pr = 2b + h), converted into mma B
+// fragments {lo, hi} of lane (tok % 8) * 4 + tig of n-tile tok / 8, stored as one 16-byte entry
+// [pr][n-tile][lane] of the token buffer (a warp's items fill 512 contiguous bytes). Tokens outside
+// the group and blocks past K give zeros.
 template <Fp8Kind AK, int T>
 __device__ __forceinline__ void convert_tokens(const uint8_t* abox, const uint8_t* ascale, uint8_t* tokbuf, int item,
-                                               int kt, int kc, int tok_valid) {
+                                               int nta, int kt, int kc, int tok_valid) {
   constexpr int NT = T / 8;
-  const int pr = item / (4 * T), rem = item - pr * 4 * T, tok = rem >> 2, tig = rem & 3;
+  const int pr = item / (32 * nta), rem = item - pr * 32 * nta, tok = rem >> 2, tig = rem & 3;
   const int b = pr >> 1, h = pr & 1;
   const uint2 v = *reinterpret_cast<const uint2*>(abox + b * T * 64 + sw64_offset(tok, tig) + 8 * h);
   const int blk = 2 * b + (tig >> 1);
@@ -200,9 +191,11 @@ __device__ __forceinline__ void convert_tokens(const uint8_t* abox, const uint8_
   reinterpret_cast<uint4*>(tokbuf)[(pr * NT + (tok >> 3)) * 32 + (rem & 31)] = make_uint4(lo0, hi0, lo1, hi1);
 }
 
-template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, int T>
+// kCtas: CTAs per SM the kernel is built for (launch bounds; the ring is 8 / kCtas stages deep).
+template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, int T, int kCtas>
 __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
   constexpr int NT = T / 8;
+  constexpr int kStages = kGemmSm90DecodeStages / kCtas;
   constexpr int kABox = T * 64;
   constexpr int kStageBytes = static_cast<int>(gemm_sm90_decode_stage_bytes(T));
   constexpr int kScaleOff = static_cast<int>(gemm_sm90_decode_stage_data(T));
@@ -215,13 +208,16 @@ __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
   uint8_t* smem = ptx::smem_align1024(smem_raw);
   uint8_t* tokbuf = smem + kStages * kStageBytes;
   uint64_t* full = reinterpret_cast<uint64_t*>(tokbuf + 2 * kTokBytes);
-  uint64_t* empty = full + kStages;
-  int* table = reinterpret_cast<int*>(empty + kStages);
+  int* table = reinterpret_cast<int*>(full + kStages);
   __shared__ int warp_buf[kThreads / 32];
 
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-  // full: the producer's arrive.expect_tx and its 32 lanes' cp.async arrivals; empty: one per consumer warp.
-  if (tid == 0) ptx::mbar_init_ring(full, empty, kStages, 1 + 32, 8);
+  // full: the issuing lane's arrive.expect_tx (TMA bytes) and its warp's 32 scale arrivals.
+  if (tid == 0) {
+#pragma unroll
+    for (int i = 0; i < kStages; ++i) ptx::mbar_init(&full[i], 1 + 32);
+    ptx::mbar_fence_init();
+  }
   const Space sp = build_space<T>(p, table, warp_buf);
   __syncthreads();
 
@@ -234,89 +230,98 @@ __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
   if (me >= P) return;
   const int64_t u_begin = me * W / P, u_end = (me + 1) * W / P;
 
-  if (warp == kProducerWarp) {
-    // ---- producer warp ---------------------------------------------------------------------------------
-    const uint64_t evict_first = ptx::l2_policy_evict_first();
+  // ---- loads: warp kIssueWarp fills the ring -----------------------------------------------------------------
+  // Stage `li` (the li-th unit of this CTA's range) goes to slot li % kStages. The first kStages - 1
+  // are issued up front; then, right after the barrier of stage it, stage it + kStages - 1 goes to the
+  // slot of stage it - 1, which every warp has finished reading before arriving at that barrier.
+  const bool issuer = warp == kIssueWarp;
+  const uint64_t evict_first = ptx::l2_policy_evict_first();
+  const bool swz = p.swizzled != 0;
+  int64_t lu = u_begin;  // next unit to load
+  int lt = -1;           // its tile, and that tile's decode
+  Tile lti{};
+  uint32_t li = 0;
+  auto issue_next = [&]() {
+    if (lu >= u_end) return;
+    const int t = static_cast<int>(lu / U);
+    const int kt = static_cast<int>(lu - t * U);
+    if (t != lt) {
+      lt = t;
+      lti = decode_tile<T>(p, sp, t);
+    }
+    const uint32_t s = li % kStages;
+    uint8_t* st = smem + s * kStageBytes;
+    const int32_t kx = kt * kBK;
+    if (lane == 0) {
+      const int32_t brow = static_cast<int32_t>(static_cast<int64_t>(lti.g) * N + lti.n0);
+      ptx::mbar_arrive_expect_tx(&full[s], kTx);
+      ptx::tma_load_2d_hint(ptx::smem_addr(st), dp.tmap_b, kx, brow, &full[s], evict_first);
+      ptx::tma_load_2d_hint(ptx::smem_addr(st + kBBox), dp.tmap_b, kx + 64, brow, &full[s], evict_first);
+      ptx::tma_load_2d(ptx::smem_addr(st + 2 * kBBox), dp.tmap_a, kx, lti.tok0, &full[s]);
+      ptx::tma_load_2d(ptx::smem_addr(st + 2 * kBBox + kABox), dp.tmap_a, kx + 64, lti.tok0, &full[s]);
+    }
+    const uint8_t* bsc = p.b_scales + static_cast<int64_t>(lti.g) * p.b_scale_stride;
+    uint8_t* sc = st + kScaleOff;
+    const uint32_t sc_addr = ptx::smem_addr(sc);
+    if (dp.scale_words) {
+      if (swz) {
+        // B: the 512-byte tile of rows n0 .. n0 + 127 (padding rows included: inside the tensor), blocks
+        // 4kt .. 4kt + 3; A: each token's word (rows inside the group's padded 128-row tiles: T | 128).
+        const uint8_t* src = bsc + (static_cast<int64_t>(lti.n0 >> 7) * (p.scale_ld >> 2) + kt) * layout::kTileBytes;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) ptx::cp_async_4_zfill(sc_addr + 4 * (lane + 32 * i), src + 4 * (lane + 32 * i), true);
+        if (lane < T)
+          ptx::cp_async_4_zfill(sc_addr + 512 + 4 * lane,
+                                p.a_scales + layout::swizzled_offset(lti.a_srow0 + lane, 4 * kt, p.scale_ld), true);
+      } else {
+        // LINEAR rows whose 4-block words are aligned (4 | ceil(K/32)): gathered into the tile layout.
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const int r = lane + 32 * i;
+          const bool ok = r < lti.n_valid;
+          ptx::cp_async_4_zfill(sc_addr + swz_row_word(r), ok ? bsc + (lti.n0 + r) * p.scale_ld + 4 * kt : p.b_scales,
+                                ok);
+        }
+        if (lane < T) {
+          const bool ok = lane < lti.tok_valid;
+          ptx::cp_async_4_zfill(sc_addr + 512 + 4 * lane,
+                                ok ? p.a_scales + (static_cast<int64_t>(lti.tok0) + lane) * p.scale_ld + 4 * kt
+                                   : p.a_scales,
+                                ok);
+        }
+      }
+      ptx::cp_async_mbar_arrive_noinc(ptx::smem_addr(&full[s]));
+    } else {
+      // LINEAR rows of ceil(K/32) % 4 != 0 blocks (or unaligned scale pointers): byte loads, waited for here.
+      auto word = [&](const uint8_t* row) {
+        uint32_t w = 0;
+#pragma unroll
+        for (int c = 0; c < 4; ++c)
+          if (4 * kt + c < kc) w |= static_cast<uint32_t>(__ldg(row + 4 * kt + c)) << (8 * c);
+        return w;
+      };
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int r = lane + 32 * i;
+        *reinterpret_cast<uint32_t*>(sc + swz_row_word(r)) = r < lti.n_valid ? word(bsc + (lti.n0 + r) * p.scale_ld) : 0u;
+      }
+      if (lane < T)
+        *reinterpret_cast<uint32_t*>(sc + 512 + 4 * lane) =
+            lane < lti.tok_valid ? word(p.a_scales + (static_cast<int64_t>(lti.tok0) + lane) * p.scale_ld) : 0u;
+      ptx::mbar_arrive(&full[s]);  // release: the stores above are visible to the waiting warps
+    }
+    ++lu;
+    ++li;
+  };
+  if (issuer) {
     if (lane == 0) {
       ptx::tma_prefetch_desc(dp.tmap_a);
       ptx::tma_prefetch_desc(dp.tmap_b);
     }
-    const bool swz = p.swizzled != 0;
-    uint32_t it = 0;
-    for (int64_t u = u_begin; u < u_end;) {
-      const int t = static_cast<int>(u / U);
-      const int k0 = static_cast<int>(u - t * U);
-      const int k1 = static_cast<int>(min(U, u_end - t * U));
-      const Tile ti = decode_tile<T>(p, sp, t);
-      const int32_t brow = static_cast<int32_t>(static_cast<int64_t>(ti.g) * N + ti.n0);
-      const uint8_t* bsc = p.b_scales + static_cast<int64_t>(ti.g) * p.b_scale_stride;
-      for (int kt = k0; kt < k1; ++kt, ++it) {
-        const uint32_t s = it % kStages, round = it / kStages;
-        ptx::mbar_wait(&empty[s], (round & 1) ^ 1);
-        uint8_t* st = smem + s * kStageBytes;
-        const int32_t kx = kt * kBK;
-        if (lane == 0) {
-          ptx::mbar_arrive_expect_tx(&full[s], kTx);
-          ptx::tma_load_2d_hint(ptx::smem_addr(st), dp.tmap_b, kx, brow, &full[s], evict_first);
-          ptx::tma_load_2d_hint(ptx::smem_addr(st + kBBox), dp.tmap_b, kx + 64, brow, &full[s], evict_first);
-          ptx::tma_load_2d(ptx::smem_addr(st + 2 * kBBox), dp.tmap_a, kx, ti.tok0, &full[s]);
-          ptx::tma_load_2d(ptx::smem_addr(st + 2 * kBBox + kABox), dp.tmap_a, kx + 64, ti.tok0, &full[s]);
-        }
-        uint8_t* sc = st + kScaleOff;
-        const uint32_t sc_addr = ptx::smem_addr(sc);
-        if (dp.scale_words) {
-          if (swz) {
-            // B: the 512-byte tile of rows n0 .. n0 + 127 (padding rows included: inside the tensor), blocks
-            // 4kt .. 4kt + 3; A: each token's word (rows inside the group's padded 128-row tiles: T | 128).
-            const uint8_t* src = bsc + (static_cast<int64_t>(ti.n0 >> 7) * (p.scale_ld >> 2) + kt) * layout::kTileBytes;
-#pragma unroll
-            for (int i = 0; i < 4; ++i) ptx::cp_async_4_zfill(sc_addr + 4 * (lane + 32 * i), src + 4 * (lane + 32 * i), true);
-            if (lane < T)
-              ptx::cp_async_4_zfill(sc_addr + 512 + 4 * lane,
-                                    p.a_scales + layout::swizzled_offset(ti.a_srow0 + lane, 4 * kt, p.scale_ld), true);
-          } else {
-            // LINEAR rows whose 4-block words are aligned (4 | ceil(K/32)): gathered into the tile layout.
-#pragma unroll
-            for (int i = 0; i < 4; ++i) {
-              const int r = lane + 32 * i;
-              const bool ok = r < ti.n_valid;
-              ptx::cp_async_4_zfill(sc_addr + swz_row_word(r), ok ? bsc + (ti.n0 + r) * p.scale_ld + 4 * kt : p.b_scales,
-                                    ok);
-            }
-            if (lane < T) {
-              const bool ok = lane < ti.tok_valid;
-              ptx::cp_async_4_zfill(sc_addr + 512 + 4 * lane,
-                                    ok ? p.a_scales + (ti.tok0 + lane) * p.scale_ld + 4 * kt : p.a_scales, ok);
-            }
-          }
-          ptx::cp_async_mbar_arrive_noinc(ptx::smem_addr(&full[s]));
-        } else {
-          // LINEAR rows of ceil(K/32) % 4 != 0 blocks (or unaligned scale pointers): byte loads, waited for here.
-          auto word = [&](const uint8_t* row) {
-            uint32_t w = 0;
-#pragma unroll
-            for (int c = 0; c < 4; ++c)
-              if (4 * kt + c < kc) w |= static_cast<uint32_t>(__ldg(row + 4 * kt + c)) << (8 * c);
-            return w;
-          };
-#pragma unroll
-          for (int i = 0; i < 4; ++i) {
-            const int r = lane + 32 * i;
-            *reinterpret_cast<uint32_t*>(sc + swz_row_word(r)) = r < ti.n_valid ? word(bsc + (ti.n0 + r) * p.scale_ld) : 0u;
-          }
-          if (lane < T)
-            *reinterpret_cast<uint32_t*>(sc + 512 + 4 * lane) =
-                lane < ti.tok_valid ? word(p.a_scales + (ti.tok0 + lane) * p.scale_ld) : 0u;
-          ptx::mbar_arrive(&full[s]);  // release: the stores above are visible to the waiting consumers
-        }
-      }
-      u = t * U + k1;
-    }
-    ptx::cp_async_wait_all();
-    return;
+    for (int i = 0; i + 1 < kStages; ++i) issue_next();
   }
 
-  // ---- consumer warps --------------------------------------------------------------------------------------
+  // ---- the stages ----------------------------------------------------------------------------------------------
   const int g8 = lane >> 2, tig = lane & 3;
   const int r0 = 16 * warp + g8;  // this thread's B rows r0, r0 + 8 of the tile
   // The CTA owning unit u, and the first unit of CTA c.
@@ -339,6 +344,9 @@ __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
 #pragma unroll
         for (int i = 0; i < 4; ++i) acc2[q][nt][i] = 0.0f;
     const bool row_ok[2] = {r0 < ti.n_valid, r0 + 8 < ti.n_valid};
+    // 8-token n-tiles holding a token of the chunk (uniform over the CTA): the rest is neither
+    // converted nor multiplied, so a tile costs what its tokens need, not what T allows.
+    const int nta = (ti.tok_valid + 7) >> 3;
 
     for (int kt = k0; kt < k1; ++kt, ++it) {
       const uint32_t s = it % kStages, round = it / kStages;
@@ -346,68 +354,59 @@ __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
       const uint8_t* sc = st + kScaleOff;
       uint8_t* tb = tokbuf + (it & 1) * kTokBytes;
       ptx::mbar_wait(&full[s], round & 1);
-#pragma unroll
-      for (int item = tid; item < 16 * T; item += kConsumerThreads)
-        convert_tokens<AK, T>(st + 2 * kBBox, sc + 512, tb, item, kt, kc, ti.tok_valid);
-      ptx::named_barrier_sync(kConsumerBarrier, kConsumerThreads);  // the token buffer is whole
+      for (int item = tid; item < 128 * nta; item += kThreads)
+        convert_tokens<AK, T>(st + 2 * kBBox, sc + 512, tb, item, nta, kt, kc, ti.tok_valid);
+      __syncthreads();  // the token buffer is whole; every warp is done with stage it - 1's slot
+      if (issuer) issue_next();
 
-      // B rows r0, r0 + 8: word j of chunk tig of each 64-byte box, and the rows' scale words.
-      uint32_t wb[2][2][4];  // [box][row][word]
+      const uint32_t sw[2] = {*reinterpret_cast<const uint32_t*>(sc + swz_row_word(r0)),
+                              *reinterpret_cast<const uint32_t*>(sc + swz_row_word(r0 + 8))};
+      const uint4* tf = reinterpret_cast<const uint4*>(tb);
+      // One 64-byte box at a time (K steps 4b .. 4b + 3): rows r0, r0 + 8, word j of chunk tig.
 #pragma unroll
-      for (int b = 0; b < 2; ++b)
+      for (int b = 0; b < 2; ++b) {
+        uint32_t wb[2][4];
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const uint4 v = *reinterpret_cast<const uint4*>(st + b * kBBox + sw64_offset(r0 + 8 * h, tig));
-          wb[b][h][0] = v.x, wb[b][h][1] = v.y, wb[b][h][2] = v.z, wb[b][h][3] = v.w;
+          wb[h][0] = v.x, wb[h][1] = v.y, wb[h][2] = v.z, wb[h][3] = v.w;
         }
-      uint32_t e[2][2];  // [box][row] scale codes: block 2b + tig / 2 of the stage
-      {
-        const uint32_t sw[2] = {*reinterpret_cast<const uint32_t*>(sc + swz_row_word(r0)),
-                                *reinterpret_cast<const uint32_t*>(sc + swz_row_word(r0 + 8))};
+        const int blk = 2 * b + (tig >> 1);  // this chunk's block of the stage
+        const bool blk_ok = 4 * kt + blk < kc;
+        uint32_t e[2];
 #pragma unroll
-        for (int b = 0; b < 2; ++b)
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const int blk = 2 * b + (tig >> 1);
-            e[b][h] = row_ok[h] && 4 * kt + blk < kc ? (sw[h] >> (8 * blk)) & 0xFFu : kNoScale;
-          }
-      }
-      uint32_t spec = 0;
-#pragma unroll
-      for (int b = 0; b < 2; ++b)
+        for (int h = 0; h < 2; ++h) e[h] = row_ok[h] && blk_ok ? (sw[h] >> (8 * blk)) & 0xFFu : kNoScale;
+        uint32_t spec = 0;
 #pragma unroll
         for (int h = 0; h < 2; ++h)
 #pragma unroll
-          for (int j = 0; j < 4; ++j) spec |= special_bits<BK>(wb[b][h][j]);
-      const bool slow = code_slow<BK>(e[0][0]) || code_slow<BK>(e[0][1]) || code_slow<BK>(e[1][0]) ||
-                        code_slow<BK>(e[1][1]) || (spec & 0x80808080u) != 0;
-      uint32_t x[8][4];  // A fragments of the stage's 8 K steps: {lo(r0), lo(r0 + 8), hi(r0), hi(r0 + 8)}
-      auto emit = [&](auto slow_tag) {
-        constexpr bool kSlow = decltype(slow_tag)::value;
-#pragma unroll
-        for (int b = 0; b < 2; ++b)
+          for (int j = 0; j < 4; ++j) spec |= special_bits<BK>(wb[h][j]);
+        const bool slow = code_slow<BK>(e[0]) || code_slow<BK>(e[1]) || (spec & 0x80808080u) != 0;
+        uint32_t x[4][4];  // A fragments of K steps 4b + j: {lo(r0), lo(r0 + 8), hi(r0), hi(r0 + 8)}
+        auto emit = [&](auto slow_tag) {
+          constexpr bool kSlow = decltype(slow_tag)::value;
 #pragma unroll
           for (int j = 0; j < 4; ++j)
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-              if constexpr (kSlow) cvt_exact<BK>(wb[b][h][j], code_exact(e[b][h]), x[4 * b + j][h], x[4 * b + j][h + 2]);
-              else cvt_fast<BK>(wb[b][h][j], code_mult<BK>(e[b][h]), x[4 * b + j][h], x[4 * b + j][h + 2]);
+              if constexpr (kSlow) cvt_exact<BK>(wb[h][j], code_exact(e[h]), x[j][h], x[j][h + 2]);
+              else cvt_fast<BK>(wb[h][j], code_mult<BK>(e[h]), x[j][h], x[j][h + 2]);
             }
-      };
-      if (slow) emit(std::true_type{});
-      else emit(std::false_type{});
-
-      const uint4* tf = reinterpret_cast<const uint4*>(tb);
+        };
+        if (slow) emit(std::true_type{});
+        else emit(std::false_type{});
 #pragma unroll
-      for (int pr = 0; pr < 4; ++pr)
+        for (int q = 0; q < 2; ++q) {
+          const int pr = 2 * b + q;
 #pragma unroll
-        for (int nt = 0; nt < NT; ++nt) {
-          const uint4 f = tf[(pr * NT + nt) * 32 + lane];
-          ptx::mma_bf16_16816(acc2[0][nt], x[2 * pr], f.x, f.y);
-          ptx::mma_bf16_16816(acc2[1][nt], x[2 * pr + 1], f.z, f.w);
+          for (int nt = 0; nt < NT; ++nt) {
+            if (nt >= nta) continue;  // uniform
+            const uint4 f = tf[(pr * NT + nt) * 32 + lane];
+            ptx::mma_bf16_16816(acc2[0][nt], x[2 * q], f.x, f.y);
+            ptx::mma_bf16_16816(acc2[1][nt], x[2 * q + 1], f.z, f.w);
+          }
         }
-      __syncwarp();
-      if (lane == 0) ptx::mbar_arrive(&empty[s]);
+      }
     }
 
     // ---- epilogue: alpha, optional accumulate, round once ----------------------------------------------------
@@ -452,22 +451,16 @@ __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
       __syncwarp();
       if (old == static_cast<uint32_t>(c_last - c_first)) {  // the last contributor: sum all in CTA order
         __threadfence();
-        float sum[NT][4];
+        // (its own partial too, as written: the sum's order does not depend on who is last)
         for (int64_t c = c_first; c <= c_last; ++c) {
-          float v[NT][4];
-          if (c == me) {
+          const float* src = slot(c, start_of(c) / U == t ? 0 : 1);
 #pragma unroll
-            for (int i = 0; i < NT * 4; ++i) v[i / 4][i % 4] = acc[i / 4][i % 4];
-          } else {
-            const float* src = slot(c, start_of(c) / U == t ? 0 : 1);
-#pragma unroll
-            for (int i = 0; i < NT * 4; ++i) v[i / 4][i % 4] = __ldcg(src + i * 32 + lane);
+          for (int i = 0; i < NT * 4; ++i) {
+            const float v = __ldcg(src + i * 32 + lane);
+            acc[i / 4][i % 4] = c == c_first ? v : acc[i / 4][i % 4] + v;
           }
-#pragma unroll
-          for (int i = 0; i < NT * 4; ++i)
-            sum[i / 4][i % 4] = c == c_first ? v[i / 4][i % 4] : sum[i / 4][i % 4] + v[i / 4][i % 4];
         }
-        store(sum);
+        store(acc);
       }
     }
     u = t * U + k1;
@@ -479,15 +472,17 @@ __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
 }  // namespace mxq
 
 // extern "C" entry points, looked up by name from the embedded image (src/cuda/op_gemm.cpp):
-// mxq_gemm_sm90_decode_<A>_<B>_<D>_t<T>.
-#define MXQ_GEMM_SM90_DECODE_ENTRY(NAME, AK, BK, F32, T)                                              \
-  extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90DecodeThreads, 1)                         \
-      NAME(const __grid_constant__ mxq::GemmSm90DecodeParams p) {                                     \
-    mxq::sm90gemm::decode::decode_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, T>(p);       \
+// mxq_gemm_sm90_decode_<A>_<B>_<D>_t<T>_x<CTAs per SM>.
+#define MXQ_GEMM_SM90_DECODE_ENTRY(NAME, AK, BK, F32, T, C)                                            \
+  extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90DecodeThreads, C)                          \
+      NAME(const __grid_constant__ mxq::GemmSm90DecodeParams p) {                                      \
+    mxq::sm90gemm::decode::decode_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, T, C>(p);     \
   }
-#define MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, T)                                                     \
-  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_bf16_t##T, AK, BK, false, T)         \
-  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_f32_t##T, AK, BK, true, T)
+#define MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, T)                                                        \
+  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_bf16_t##T##_x1, AK, BK, false, T, 1)   \
+  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_f32_t##T##_x1, AK, BK, true, T, 1)     \
+  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_bf16_t##T##_x2, AK, BK, false, T, 2)   \
+  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_f32_t##T##_x2, AK, BK, true, T, 2)
 #define MXQ_GEMM_SM90_DECODE_ENTRIES(A, B, AK, BK) \
   MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, 8)          \
   MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, 16)         \

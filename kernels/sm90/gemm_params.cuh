@@ -132,15 +132,15 @@ constexpr int kGemmSm90BPrepThreads = 256;
 constexpr int kGemmSm90BPrepTableThreads = 256;
 
 // The decode kernel (kernels/sm90/gemm_mxfp8_decode.cu): M-grouped plans with few rows (tokens) per
-// group, where the GEMM is a stream over B. A CTA holds 8 consumer warps (16 B rows each) and one
-// producer warp; its work is a contiguous range of (tile, 128-wide K stage) units, a tile being 128
-// rows of B[g] against up to T tokens of group g (T = 8, 16 or 32, one kernel each). Tiles whose K
-// stages two or more CTAs share are summed through the workspace (fp32 partials, a counter per tile
-// and warp), in CTA order.
-constexpr int kGemmSm90DecodeThreads = 288;  // 8 consumer warps + 1 producer warp
+// group, where the GEMM is a stream over B. A CTA holds 8 warps (16 B rows each; one also issues the
+// loads); its work is a contiguous range of (tile, 128-wide K stage) units, a tile being 128 rows of
+// B[g] against up to T tokens of group g (T = 8, 16 or 32, one kernel each). Tiles whose K stages
+// two or more CTAs share are summed through the workspace (fp32 partials, a counter per tile and
+// warp), in CTA order. Built for 1 or 2 CTAs per SM (`_x1` / `_x2`), the ring 8 / CTAs deep.
+constexpr int kGemmSm90DecodeThreads = 256;
 constexpr int kGemmSm90DecodeTileN = 128;    // B rows per tile
 constexpr int kGemmSm90DecodeTileK = 128;    // K per ring stage: two 64-byte TMA boxes per operand
-constexpr int kGemmSm90DecodeStages = 8;     // ring depth
+constexpr int kGemmSm90DecodeStages = 8;     // ring stages per SM (per CTA: 8 / CTAs per SM)
 constexpr int kGemmSm90DecodeMinStages = 4;  // K stages per CTA at least (smaller problems use fewer CTAs)
 // One ring stage: B's two 128 x 64 boxes, A's two T x 64 boxes, then the stage's scales (B: 128 rows
 // x 4 blocks as one SWIZZLED_128x4 tile, 512 bytes; A: one word of 4 blocks per token), 1 KiB aligned.
@@ -150,9 +150,9 @@ constexpr int64_t gemm_sm90_decode_stage_bytes(int t) {
 }
 // 1 KiB alignment slack, the ring, two bf16 token buffers (T x 128 each, in mma fragment order), the
 // ring's mbarriers, the group table (ends, 128-row tile prefix, decode tile prefix: G+1 int32 each).
-constexpr int64_t gemm_sm90_decode_smem_bytes(int t, int64_t groups) {
-  return 1024 + kGemmSm90DecodeStages * gemm_sm90_decode_stage_bytes(t) + 2 * 256 * int64_t(t) +
-         2 * 8 * kGemmSm90DecodeStages + 3 * 4 * (groups + 1);
+constexpr int64_t gemm_sm90_decode_smem_bytes(int t, int ctas_per_sm, int64_t groups) {
+  return 1024 + (kGemmSm90DecodeStages / ctas_per_sm) * (gemm_sm90_decode_stage_bytes(t) + 8) +
+         2 * 256 * int64_t(t) + 3 * 4 * (groups + 1);
 }
 // Workspace: a counter per (tile, consumer warp), then two fp32 partial tiles (128 x T) per CTA.
 constexpr int64_t gemm_sm90_decode_counter_bytes(int64_t max_tiles) { return (max_tiles * 8 * 4 + 255) / 256 * 256; }

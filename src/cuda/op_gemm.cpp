@@ -116,9 +116,11 @@ std::string sm90_tma_supports(const GemmDesc& d, const DeviceInfo& dev) {
 
 // The decode kernel (kernels/sm90/gemm_mxfp8_decode.cu): M-grouped plans with at most 32 rows per
 // group on average (M <= 32 G), where the GEMM is a stream over B and the 128 x 256 tiles of the TMA
-// kernel leave most of each tile empty. T (tokens per tile) follows the average: 8, 16 or 32; larger
-// groups take several tiles (correct at any size, slower). MXQ_GEMM_SM90_DECODE=0 declines every plan,
-// =1 takes every M-grouped plan it can run whatever its group sizes (measurements, tests).
+// kernel leave most of each tile empty. T (tokens per tile) leaves room above the average, since
+// routed groups are uneven and a group above T takes a second pass over its B rows: 8 up to 4 rows
+// per group on average, 16 up to 8, else 32 (a tile only converts and multiplies the 8-token n-tiles
+// its chunk fills, so a larger T costs little). MXQ_GEMM_SM90_DECODE=0 declines every plan, =1 takes
+// every M-grouped plan it can run whatever its group sizes (measurements, tests).
 constexpr int64_t kDecodeMaxRowsPerGroup = 32;
 int decode_tokens(const GemmDesc& d) {
   if (const char* env = std::getenv("MXQ_GEMM_SM90_DECODE_TOKENS"); env && *env) {
@@ -126,16 +128,23 @@ int decode_tokens(const GemmDesc& d) {
     if (v == "8" || v == "16" || v == "32") return std::atoi(env);
   }
   const int64_t avg = layout::ceil_div(d.m, std::max<int64_t>(1, d.num_groups));
-  return avg <= 8 ? 8 : avg <= 16 ? 16 : 32;
+  return avg <= 4 ? 8 : avg <= 8 ? 16 : 32;
+}
+// Two CTAs per SM (4-deep rings) when two fit in shared memory, else one (8-deep ring).
+int decode_ctas_per_sm(const GemmDesc& d, const DeviceInfo& dev) {
+  if (const char* env = std::getenv("MXQ_GEMM_SM90_DECODE_CTAS"); env && (std::string(env) == "1" || std::string(env) == "2"))
+    return std::atoi(env);
+  const int64_t per_sm = dev.smem_optin + 1024;  // one CTA may take all but the 1 KiB the SM reserves per CTA
+  return 2 * (gemm_sm90_decode_smem_bytes(decode_tokens(d), 2, d.num_groups) + 64 + 1024) <= per_sm ? 2 : 1;
 }
 // Tiles of any split of M rows into G groups: each group adds at most one partial token chunk.
 int64_t decode_max_tiles(const GemmDesc& d, int t) {
   return layout::ceil_div(d.n, static_cast<int64_t>(kGemmSm90DecodeTileN)) * (d.num_groups + layout::ceil_div(d.m, t));
 }
-// One CTA per SM (kernels/sm90/gemm_params.cuh: counters, then two partial tiles per CTA).
-size_t decode_workspace(const GemmDesc& d, int t, int sm_count) {
+// kernels/sm90/gemm_params.cuh: counters, then two partial tiles per CTA (one launch of `ctas`).
+size_t decode_workspace(const GemmDesc& d, int t, int64_t ctas) {
   return static_cast<size_t>(gemm_sm90_decode_counter_bytes(decode_max_tiles(d, t)) +
-                             gemm_sm90_decode_partial_bytes(t, sm_count));
+                             gemm_sm90_decode_partial_bytes(t, ctas));
 }
 std::string sm90_decode_supports(const GemmDesc& d, const DeviceInfo& dev) {
   if (d.b_block_2d) return "B_BLOCK_2D hint set: the FP8-wgmma promotion kernel takes 32x32-block weights";
@@ -153,10 +162,11 @@ std::string sm90_decode_supports(const GemmDesc& d, const DeviceInfo& dev) {
   const int t = decode_tokens(d);
   if (decode_max_tiles(d, t) * 8 >= (int64_t(1) << 31))
     return fmt::format("{} tiles exceed the kernel's 32-bit tile indices", decode_max_tiles(d, t));
-  const int64_t smem = gemm_sm90_decode_smem_bytes(t, d.num_groups) + 64;  // + static (scan buffer)
+  const int ctas = decode_ctas_per_sm(d, dev);
+  const int64_t smem = gemm_sm90_decode_smem_bytes(t, ctas, d.num_groups) + 64;  // + static (scan buffer)
   if (smem > dev.smem_optin)
     return fmt::format("needs {} bytes of shared memory per block, the device allows {}", smem, dev.smem_optin);
-  const size_t ws = decode_workspace(d, t, dev.sm_count);
+  const size_t ws = decode_workspace(d, t, int64_t(ctas) * dev.sm_count);
   if (static_cast<int64_t>(ws) > d.workspace_limit)
     return fmt::format("needs {} bytes of workspace, above the plan's limit {}", ws, d.workspace_limit);
   return {};
@@ -374,13 +384,14 @@ class GemmSm90 final : public OpImpl {
   int64_t smem_ = 0;
 };
 
-// The decode kernel: one CTA per SM over a stream-K split of the (tile, K stage) units; the workspace
-// holds the counters of shared tiles (cleared before every launch) and the CTAs' partial tiles.
+// The decode kernel: one or two CTAs per SM over a stream-K split of the (tile, K stage) units; the
+// workspace holds the counters of shared tiles (cleared before every launch) and the CTAs' partial tiles.
 class GemmSm90Decode final : public OpImpl {
  public:
-  GemmSm90Decode(const GemmDesc& d, Device& dev) : d_(d), dev_(dev), tokens_(decode_tokens(d)) {
-    kname_ = fmt::format("mxq_gemm_sm90_decode_{}_{}_{}_t{}", fp8_tag(d.a_dtype), fp8_tag(d.b_dtype),
-                         d.d_dtype == MXQ_DTYPE_FP32 ? "f32" : "bf16", tokens_);
+  GemmSm90Decode(const GemmDesc& d, Device& dev)
+      : d_(d), dev_(dev), tokens_(decode_tokens(d)), ctas_(decode_ctas_per_sm(d, dev.info())) {
+    kname_ = fmt::format("mxq_gemm_sm90_decode_{}_{}_{}_t{}_x{}", fp8_tag(d.a_dtype), fp8_tag(d.b_dtype),
+                         d.d_dtype == MXQ_DTYPE_FP32 ? "f32" : "bf16", tokens_, ctas_);
     fn_ = dev.kernel(kname_.c_str());
     const bool swz = d.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
     const int64_t kc = layout::scale_cols(d.k);
@@ -394,17 +405,17 @@ class GemmSm90Decode final : public OpImpl {
     base_.accumulate = d.accumulate;
     base_.alpha = d.alpha;
     base_.rows_total = d.m;
-    grid_ = dev.sm_count();
+    grid_ = ctas_ * dev.sm_count();
     counter_bytes_ = static_cast<size_t>(gemm_sm90_decode_counter_bytes(decode_max_tiles(d, tokens_)));
-    smem_ = gemm_sm90_decode_smem_bytes(tokens_, d.num_groups);
+    smem_ = gemm_sm90_decode_smem_bytes(tokens_, ctas_, d.num_groups);
   }
 
   size_t workspace_bytes() const override { return decode_workspace(d_, tokens_, grid_); }
   std::string name() const override { return kname_; }
   std::string reason() const override {
-    return fmt::format("sm_90a decode path: B streamed by TMA through an 8-deep ring, converted exactly to bf16, "
-                       "mma.sync against {} tokens per tile, stream-K over {} CTAs",
-                       tokens_, grid_);
+    return fmt::format("kernel {}: B streamed by TMA through a {}-deep ring, converted exactly to bf16, mma.sync "
+                       "against up to {} tokens per tile, stream-K over {} CTAs ({} per SM)",
+                       kname_, kGemmSm90DecodeStages / ctas_, tokens_, grid_, ctas_);
   }
 
   size_t required_alignment(mxqArgSlot_t slot) const override {
@@ -462,6 +473,7 @@ class GemmSm90Decode final : public OpImpl {
   GemmDesc d_;
   Device& dev_;
   int tokens_;
+  int ctas_;
   CUfunction fn_ = nullptr;
   std::string kname_;
   GemmSm90Params base_{};

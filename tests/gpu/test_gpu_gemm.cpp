@@ -654,8 +654,8 @@ TEST_CASE("gpu gemm: scales beyond the BF16 path's one-multiply range take its e
 
 namespace {
 
-// The registry entry a GPU plan of case c finalizes on (from the INFO line Finalize logs).
-std::string chosen_kernel(mxqHandle_t gpu, const Case& c) {
+// The INFO line Finalize logs for a GPU plan of case c ("... kernel '<entry>' (<why>) ...").
+std::string finalize_line(mxqHandle_t gpu, const Case& c) {
   struct Sink {
     std::mutex mu;
     std::string line;
@@ -674,9 +674,13 @@ std::string chosen_kernel(mxqHandle_t gpu, const Case& c) {
   mxqGroupedGemmPlanDestroy(p);
   REQUIRE(mxqLoggerSetCallback(nullptr, nullptr) == MXQ_STATUS_SUCCESS);
   REQUIRE(mxqLoggerSetLevel(old) == MXQ_STATUS_SUCCESS);
-  const size_t a = sink.line.find("kernel '");
-  if (a == std::string::npos) return sink.line;
-  return sink.line.substr(a + 8, sink.line.find('\'', a + 8) - (a + 8));
+  return sink.line;
+}
+// The registry entry of that line.
+std::string entry_of(const std::string& line) {
+  const size_t a = line.find("kernel '");
+  if (a == std::string::npos) return line;
+  return line.substr(a + 8, line.find('\'', a + 8) - (a + 8));
 }
 
 bool decode_env(const char* value) {
@@ -687,8 +691,9 @@ bool decode_env(const char* value) {
 // Runs c (both kernels, as run_case), after checking that the default plan takes the decode kernel
 // exactly when its rule says so (M <= 32 G), unless MXQ_GEMM_SM90_DECODE overrides the rule.
 void run_decode_case(const Case& c, mxqHandle_t gpu, mxqHandle_t cpu, bool expect_decode = true) {
-  const std::string k = chosen_kernel(gpu, c);
-  INFO("kernel " << k);
+  const std::string line = finalize_line(gpu, c);
+  const std::string k = entry_of(line);
+  INFO("finalize: " << line);
   if (decode_env("0")) CHECK(k != "sm90.gemm.mxfp8.decode");
   else if (decode_env("1") || expect_decode) CHECK(k == "sm90.gemm.mxfp8.decode");
   else CHECK(k != "sm90.gemm.mxfp8.decode");
@@ -741,12 +746,12 @@ TEST_CASE("gpu gemm: decode, fp32, LINEAR, int64 offsets, accumulate, alpha, E5M
   run_decode_case(c, h.gpu, h.cpu);
 }
 
-TEST_CASE("gpu gemm: decode, many tiles shared by two CTAs, 8 and 16 tokens per tile", "[gpu][gemm][decode]") {
+TEST_CASE("gpu gemm: decode, many tiles shared by two CTAs, 16 and 32 tokens per tile", "[gpu][gemm][decode]") {
   Handles h;
   std::mt19937_64 rng(std::random_device{}());
   for (int round = 0; round < 2; ++round) {
     Case c;
-    const int64_t cap = round == 0 ? 13 : 25;  // averages ~6 (8 tokens per tile) and ~12 (16)
+    const int64_t cap = round == 0 ? 13 : 25;  // averages ~6 (16 tokens per tile) and ~12 (32)
     for (int g = 0; g < 48; ++g) c.group_sizes.push_back(static_cast<int64_t>(rng() % cap));
     c.m = sum_of(c.group_sizes) + static_cast<int64_t>(rng() % 5);
     c.n = 384;
@@ -783,8 +788,8 @@ TEST_CASE("gpu gemm: decode, few tiles split over many CTAs, tiny M", "[gpu][gem
   run_decode_case(tiny, h.gpu, h.cpu);
 }
 
-// The rule looks at the average only: one group far above it takes many tiles (here ~13 of 16
-// tokens), all correct.
+// The rule looks at the average only: one group far above it takes many tiles (here 7 of 32 tokens,
+// and 22), all correct.
 TEST_CASE("gpu gemm: decode, skewed groups far above the average", "[gpu][gemm][decode]") {
   Handles h;
   std::mt19937_64 rng(std::random_device{}());
@@ -830,4 +835,24 @@ TEST_CASE("gpu gemm: decode, exact branch and the rule's boundary", "[gpu][gemm]
   run_decode_case(edge, h.gpu, h.cpu, true);
   edge.m = 132;
   run_decode_case(edge, h.gpu, h.cpu, false);
+}
+
+// Thousands of groups: two CTAs per SM no longer fit their group tables, so one CTA per SM runs
+// (8-deep ring). Most groups are empty or hold one token.
+TEST_CASE("gpu gemm: decode, thousands of groups, one CTA per SM", "[gpu][gemm][decode]") {
+  Handles h;
+  std::mt19937_64 rng(std::random_device{}());
+  Case c;
+  for (int g = 0; g < 4000; ++g) c.group_sizes.push_back(static_cast<int64_t>(rng() % 5 == 0 ? rng() % 6 : 0));
+  c.group_sizes[1234] = 9;
+  c.m = sum_of(c.group_sizes) + 1;
+  c.n = 160;
+  c.k = 192;
+  c.d = MXQ_DTYPE_FP32;
+  c.accumulate = true;
+  const std::string line = finalize_line(h.gpu, c);
+  INFO("finalize: " << line);
+  const char* ctas = std::getenv("MXQ_GEMM_SM90_DECODE_CTAS");
+  if (!decode_env("0") && !ctas) CHECK(line.find("(1 per SM)") != std::string::npos);
+  run_decode_case(c, h.gpu, h.cpu);
 }
