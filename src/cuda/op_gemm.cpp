@@ -1,5 +1,6 @@
-// Host side of the GPU grouped GEMM: which plans the sm_90a MXFP8 kernel (kernels/sm90/gemm_mxfp8.cu)
-// can run and why not otherwise, the launch geometry, and the registry entry. Everything the kernel
+// Host side of the GPU grouped GEMM: which plans each sm_90a MXFP8 kernel (kernels/sm90/gemm_mxfp8*.cu:
+// the decode kernel, the TMA kernel, the cp.async BF16 path, the FP8-wgmma kernel) can run and why not
+// otherwise, the launch geometry, and the registry entries. Everything the kernel
 // needs is resolved here from the immutable plan (scale extents and strides through core/layout.h)
 // so Execute only fills pointers and launches: no allocation, no host synchronization, so a plan
 // can be captured into a CUDA graph.
