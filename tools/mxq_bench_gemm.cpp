@@ -21,6 +21,7 @@
 //   mxq_bench_gemm M N K G [iters]      one M-grouped shape with uneven groups (G = 1: dense)
 //   --mxq-only                          mxq's default plan only (no fp8-prom, no cuBLAS): quick
 //                                       side-by-side runs of kernel changes or environment settings
+//   --only fprop|wgrad|decode|dense     the shapes of one kind only
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -45,6 +46,7 @@ namespace {
 using namespace mxq_bench;
 
 bool mxq_only = false;  // --mxq-only
+std::string only_kind;  // --only KIND
 
 enum class Kind { Fprop, Wgrad, Decode, Dense };
 
@@ -297,6 +299,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--torch" && i + 1 < argc) torch_script = argv[++i];
     else if (std::string(argv[i]) == "--mxq-only") mxq_only = true;
+    else if (std::string(argv[i]) == "--only" && i + 1 < argc) only_kind = argv[++i];
     else pos.push_back(argv[i]);
   }
   load_driver();
@@ -319,7 +322,8 @@ int main(int argc, char** argv) {
         {Kind::Dense, 8192, 8192, 8192, 1, 10},
     };
   }
-  for (const auto& s : shapes) bench(s, h, copy_bw);
+  for (const auto& s : shapes)
+    if (only_kind.empty() || only_kind == kind_name(s.kind)) bench(s, h, copy_bw);
   mxqDestroy(h);
   if (!torch_script.empty()) {
     std::printf("\n$ python3 %s\n", torch_script.c_str());

@@ -131,6 +131,42 @@ struct GemmSm90BPrepParams {
 constexpr int kGemmSm90BPrepThreads = 256;
 constexpr int kGemmSm90BPrepTableThreads = 256;
 
+// The decode kernel (kernels/sm90/gemm_mxfp8_decode.cu): M-grouped plans with few rows (tokens) per
+// group, where the GEMM is a stream over B. A CTA holds 8 warps (16 B rows each; one also issues the
+// loads); its work is a contiguous range of (tile, 128-wide K stage) units, a tile being 128 rows of
+// B[g] against up to T tokens of group g (T = 8, 16 or 32, one kernel each). Tiles whose K stages
+// two or more CTAs share are summed through the workspace (fp32 partials, a counter per tile and
+// warp), in CTA order. Built for 1 or 2 CTAs per SM (`_x1` / `_x2`), the ring 8 / CTAs deep.
+constexpr int kGemmSm90DecodeThreads = 256;
+constexpr int kGemmSm90DecodeTileN = 128;    // B rows per tile
+constexpr int kGemmSm90DecodeTileK = 128;    // K per ring stage: two 64-byte TMA boxes per operand
+constexpr int kGemmSm90DecodeStages = 8;     // ring stages per SM (per CTA: 8 / CTAs per SM)
+constexpr int kGemmSm90DecodeMinStages = 4;  // K stages per CTA at least (smaller problems use fewer CTAs)
+// One ring stage: B's two 128 x 64 boxes, A's two T x 64 boxes, then the stage's scales (B: 128 rows
+// x 4 blocks as one SWIZZLED_128x4 tile, 512 bytes; A: one word of 4 blocks per token), 1 KiB aligned.
+constexpr int64_t gemm_sm90_decode_stage_data(int t) { return 2 * 128 * 64 + 2 * int64_t(t) * 64; }
+constexpr int64_t gemm_sm90_decode_stage_bytes(int t) {
+  return (gemm_sm90_decode_stage_data(t) + 512 + 4 * t + 1023) / 1024 * 1024;
+}
+// 1 KiB alignment slack, the ring, two bf16 token buffers (T x 128 each, in mma fragment order), the
+// ring's mbarriers, the group table (ends, 128-row tile prefix, decode tile prefix: G+1 int32 each).
+constexpr int64_t gemm_sm90_decode_smem_bytes(int t, int ctas_per_sm, int64_t groups) {
+  return 1024 + (kGemmSm90DecodeStages / ctas_per_sm) * (gemm_sm90_decode_stage_bytes(t) + 8) +
+         2 * 256 * int64_t(t) + 3 * 4 * (groups + 1);
+}
+// Workspace: a counter per (tile, consumer warp), then two fp32 partial tiles (128 x T) per CTA.
+constexpr int64_t gemm_sm90_decode_counter_bytes(int64_t max_tiles) { return (max_tiles * 8 * 4 + 255) / 256 * 256; }
+constexpr int64_t gemm_sm90_decode_partial_bytes(int t, int64_t ctas) { return ctas * 2 * 128 * int64_t(t) * 4; }
+
+struct alignas(64) GemmSm90DecodeParams {
+  alignas(64) uint8_t tmap_a[128];  // A [rows_total, K] FP8: boxes of 64 bytes x T rows, 64-byte swizzle
+  alignas(64) uint8_t tmap_b[128];  // B [groups * N, K] FP8: boxes of 64 bytes x 128 rows, 64-byte swizzle
+  GemmSm90Params g;
+  uint32_t* counters;   // workspace, [max_tiles * 8], zeroed by the launcher before every launch
+  float* partials;      // workspace, [gridDim.x][2][8 warps][T/2 registers][32 lanes]
+  int32_t scale_words;  // scales readable as aligned 4-byte words (SWIZZLED, or LINEAR with 4 | ceil(K/32))
+};
+
 // Kernel parameters of the TMA kernel: the TMA descriptors (CUtensorMap, 128 bytes each, encoded
 // by the launcher per Execute) of A as a 2D FP8 tensor [rows_total, K] and B as [groups * N, K]
 // ([N, K] when K-grouped), boxes of 64 bytes x (128 | 256) rows with the 64-byte swizzle, then the

@@ -1,9 +1,11 @@
-// Host side of the GPU grouped GEMM: which plans the sm_90a MXFP8 kernel (kernels/sm90/gemm_mxfp8.cu)
-// can run and why not otherwise, the launch geometry, and the registry entry. Everything the kernel
+// Host side of the GPU grouped GEMM: which plans each sm_90a MXFP8 kernel (kernels/sm90/gemm_mxfp8*.cu:
+// the decode kernel, the TMA kernel, the cp.async BF16 path, the FP8-wgmma kernel) can run and why not
+// otherwise, the launch geometry, and the registry entries. Everything the kernel
 // needs is resolved here from the immutable plan (scale extents and strides through core/layout.h)
 // so Execute only fills pointers and launches: no allocation, no host synchronization, so a plan
 // can be captured into a CUDA graph.
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -110,6 +112,64 @@ std::string sm90_tma_supports(const GemmDesc& d, const DeviceInfo& dev) {
                        64;  // + static (scan buffer)
   if (smem > dev.smem_optin)
     return fmt::format("needs {} bytes of shared memory per block, the device allows {}", smem, dev.smem_optin);
+  return {};
+}
+
+// The decode kernel (kernels/sm90/gemm_mxfp8_decode.cu): M-grouped plans with at most 32 rows per
+// group on average (M <= 32 G), where the GEMM is a stream over B and the 128 x 256 tiles of the TMA
+// kernel leave most of each tile empty. T (tokens per tile) leaves room above the average, since
+// routed groups are uneven and a group above T takes a second pass over its B rows: 8 up to 4 rows
+// per group on average, 16 up to 8, else 32 (a tile only converts and multiplies the 8-token n-tiles
+// its chunk fills, so a larger T costs little). MXQ_GEMM_SM90_DECODE=0 declines every plan, =1 takes
+// every M-grouped plan it can run whatever its group sizes (measurements, tests).
+constexpr int64_t kDecodeMaxRowsPerGroup = 32;
+int decode_tokens(const GemmDesc& d) {
+  if (const char* env = std::getenv("MXQ_GEMM_SM90_DECODE_TOKENS"); env && *env) {
+    const std::string v(env);
+    if (v == "8" || v == "16" || v == "32") return std::atoi(env);
+  }
+  const int64_t avg = layout::ceil_div(d.m, std::max<int64_t>(1, d.num_groups));
+  return avg <= 4 ? 8 : avg <= 8 ? 16 : 32;
+}
+// Two CTAs per SM (4-deep rings) when two fit in shared memory, else one (8-deep ring).
+int decode_ctas_per_sm(const GemmDesc& d, const DeviceInfo& dev) {
+  if (const char* env = std::getenv("MXQ_GEMM_SM90_DECODE_CTAS"); env && (std::string(env) == "1" || std::string(env) == "2"))
+    return std::atoi(env);
+  const int64_t per_sm = dev.smem_optin + 1024;  // one CTA may take all but the 1 KiB the SM reserves per CTA
+  return 2 * (gemm_sm90_decode_smem_bytes(decode_tokens(d), 2, d.num_groups) + 64 + 1024) <= per_sm ? 2 : 1;
+}
+// Tiles of any split of M rows into G groups: each group adds at most one partial token chunk.
+int64_t decode_max_tiles(const GemmDesc& d, int t) {
+  return layout::ceil_div(d.n, static_cast<int64_t>(kGemmSm90DecodeTileN)) * (d.num_groups + layout::ceil_div(d.m, t));
+}
+// kernels/sm90/gemm_params.cuh: counters, then two partial tiles per CTA (one launch of `ctas`).
+size_t decode_workspace(const GemmDesc& d, int t, int64_t ctas) {
+  return static_cast<size_t>(gemm_sm90_decode_counter_bytes(decode_max_tiles(d, t)) +
+                             gemm_sm90_decode_partial_bytes(t, ctas));
+}
+std::string sm90_decode_supports(const GemmDesc& d, const DeviceInfo& dev) {
+  if (d.b_block_2d) return "B_BLOCK_2D hint set: the FP8-wgmma promotion kernel takes 32x32-block weights";
+  if (!grouped_m(d)) return "not M-grouped";
+  const char* env = std::getenv("MXQ_GEMM_SM90_DECODE");
+  if (env && std::string(env) == "0") return "disabled by MXQ_GEMM_SM90_DECODE=0";
+  const bool forced = env && std::string(env) == "1";
+  if (!forced && d.m > kDecodeMaxRowsPerGroup * d.num_groups)
+    return fmt::format("{} rows for {} groups: more than {} per group on average", d.m, d.num_groups,
+                       kDecodeMaxRowsPerGroup);
+  std::string why = sm90_supports(d, dev);
+  if (!why.empty()) return why;
+  if (d.m >= (int64_t(1) << 31) || d.num_groups * d.n >= (int64_t(1) << 31) || d.k >= (int64_t(1) << 31))
+    return fmt::format("A rows {} / B rows {} / K {} exceed TMA's 32-bit coordinates", d.m, d.num_groups * d.n, d.k);
+  const int t = decode_tokens(d);
+  if (decode_max_tiles(d, t) * 8 >= (int64_t(1) << 31))
+    return fmt::format("{} tiles exceed the kernel's 32-bit tile indices", decode_max_tiles(d, t));
+  const int ctas = decode_ctas_per_sm(d, dev);
+  const int64_t smem = gemm_sm90_decode_smem_bytes(t, ctas, d.num_groups) + 64;  // + static (scan buffer)
+  if (smem > dev.smem_optin)
+    return fmt::format("needs {} bytes of shared memory per block, the device allows {}", smem, dev.smem_optin);
+  const size_t ws = decode_workspace(d, t, int64_t(ctas) * dev.sm_count);
+  if (static_cast<int64_t>(ws) > d.workspace_limit)
+    return fmt::format("needs {} bytes of workspace, above the plan's limit {}", ws, d.workspace_limit);
   return {};
 }
 
@@ -325,6 +385,104 @@ class GemmSm90 final : public OpImpl {
   int64_t smem_ = 0;
 };
 
+// The decode kernel: one or two CTAs per SM over a stream-K split of the (tile, K stage) units; the
+// workspace holds the counters of shared tiles (cleared before every launch) and the CTAs' partial tiles.
+class GemmSm90Decode final : public OpImpl {
+ public:
+  GemmSm90Decode(const GemmDesc& d, Device& dev)
+      : d_(d), dev_(dev), tokens_(decode_tokens(d)), ctas_(decode_ctas_per_sm(d, dev.info())) {
+    kname_ = fmt::format("mxq_gemm_sm90_decode_{}_{}_{}_t{}_x{}", fp8_tag(d.a_dtype), fp8_tag(d.b_dtype),
+                         d.d_dtype == MXQ_DTYPE_FP32 ? "f32" : "bf16", tokens_, ctas_);
+    fn_ = dev.kernel(kname_.c_str());
+    const bool swz = d.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
+    const int64_t kc = layout::scale_cols(d.k);
+    base_.n = d.n;
+    base_.k = d.k;
+    base_.scale_ld = swz ? layout::swz_cols(kc) : kc;
+    base_.b_scale_stride = layout::scale_bytes(swz, d.n, kc);
+    base_.groups = static_cast<int32_t>(d.num_groups);
+    base_.offsets_i64 = d.offsets_dtype == MXQ_DTYPE_INT64;
+    base_.swizzled = swz;
+    base_.accumulate = d.accumulate;
+    base_.alpha = d.alpha;
+    base_.rows_total = d.m;
+    grid_ = ctas_ * dev.sm_count();
+    counter_bytes_ = static_cast<size_t>(gemm_sm90_decode_counter_bytes(decode_max_tiles(d, tokens_)));
+    smem_ = gemm_sm90_decode_smem_bytes(tokens_, ctas_, d.num_groups);
+  }
+
+  size_t workspace_bytes() const override { return decode_workspace(d_, tokens_, grid_); }
+  std::string name() const override { return kname_; }
+  std::string reason() const override {
+    return fmt::format("kernel {}: B streamed by TMA through a {}-deep ring, converted exactly to bf16, mma.sync "
+                       "against up to {} tokens per tile, stream-K over {} CTAs ({} per SM)",
+                       kname_, kGemmSm90DecodeStages / ctas_, tokens_, grid_, ctas_);
+  }
+
+  size_t required_alignment(mxqArgSlot_t slot) const override {
+    switch (slot) {
+      case MXQ_ARG_A_DATA:
+      case MXQ_ARG_B_DATA:
+        return 16;  // TMA
+      case MXQ_ARG_A_SCALES:
+      case MXQ_ARG_B_SCALES:
+        return d_.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4 ? 4 : 1;  // 4-byte words of a swizzled tile
+      case MXQ_ARG_D:
+        return d_.d_dtype == MXQ_DTYPE_FP32 ? 4 : 2;  // element stores
+      case MXQ_ARG_GROUP_OFFSETS:
+        return d_.offsets_dtype == MXQ_DTYPE_INT64 ? 8 : 4;
+      default:
+        return 1;
+    }
+  }
+
+  void run(const ExecArgs& args, void* workspace, size_t, mxqStream_t stream) const override {
+    GemmSm90DecodeParams dp{};
+    GemmSm90Params& p = dp.g;
+    p = base_;
+    p.a = args.as<const uint8_t>(MXQ_ARG_A_DATA);
+    p.b = args.as<const uint8_t>(MXQ_ARG_B_DATA);
+    p.a_scales = args.as<const uint8_t>(MXQ_ARG_A_SCALES);
+    p.b_scales = args.as<const uint8_t>(MXQ_ARG_B_SCALES);
+    p.d = args.get(MXQ_ARG_D);
+    p.group_ends = args.get(MXQ_ARG_GROUP_OFFSETS);
+    MXQ_REQUIRE(p.a && p.b && p.a_scales && p.b_scales && p.d && p.group_ends, MXQ_STATUS_BAD_PARAM_NULL_POINTER,
+                "grouped GEMM: A_DATA, A_SCALES, B_DATA, B_SCALES, D and GROUP_OFFSETS are required");
+    MXQ_REQUIRE(workspace, MXQ_STATUS_BAD_PARAM_WORKSPACE, "grouped GEMM: the workspace is required");
+    // Scales as aligned 4-byte words (one cp.async per word): always when swizzled (the plan asks for
+    // 4-byte aligned scale tensors); LINEAR when each row's 4-block words are aligned.
+    const auto aligned4 = [](const void* q) { return (reinterpret_cast<uintptr_t>(q) & 3u) == 0; };
+    dp.scale_words = p.swizzled || (layout::scale_cols(d_.k) % 4 == 0 && aligned4(p.a_scales) && aligned4(p.b_scales));
+    dp.counters = static_cast<uint32_t*>(workspace);
+    dp.partials = reinterpret_cast<float*>(static_cast<uint8_t*>(workspace) + counter_bytes_);
+    encode_tma_2d(dp.tmap_a, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, p.a, d_.k, d_.m, 64,
+                  static_cast<uint32_t>(tokens_), CU_TENSOR_MAP_SWIZZLE_64B, "grouped GEMM decode A");
+    encode_tma_2d(dp.tmap_b, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, p.b, d_.k, d_.num_groups * d_.n, 64,
+                  kGemmSm90DecodeTileN, CU_TENSOR_MAP_SWIZZLE_64B, "grouped GEMM decode B");
+    // Shared tiles count their contributors from zero on this stream in every launch.
+    check(driver().cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(dp.counters), 0, counter_bytes_,
+                                   reinterpret_cast<CUstream>(stream)),
+          "grouped GEMM decode: clearing the tile counters");
+    Dim3 g, b;
+    g.x = static_cast<unsigned>(grid_);
+    b.x = kGemmSm90DecodeThreads;
+    void* params[] = {&dp};
+    dev_.launch(fn_, g, b, static_cast<size_t>(smem_), stream, params, kname_.c_str());
+  }
+
+ private:
+  GemmDesc d_;
+  Device& dev_;
+  int tokens_;
+  int ctas_;
+  CUfunction fn_ = nullptr;
+  std::string kname_;
+  GemmSm90Params base_{};
+  int grid_ = 0;
+  size_t counter_bytes_ = 0;
+  int64_t smem_ = 0;
+};
+
 }  // namespace
 
 void register_gemm_kernels(Registry& r) {
@@ -343,6 +501,22 @@ void register_gemm_kernels(Registry& r) {
     };
     r.add(std::move(e));
   };
+  {
+    KernelEntry<GemmDesc> e;
+    e.name = "sm90.gemm.mxfp8.decode";
+    e.arch = {90, 90};
+    e.in_dtypes = {MXQ_DTYPE_E4M3, MXQ_DTYPE_E5M2};
+    e.out_dtypes = {MXQ_DTYPE_BF16, MXQ_DTYPE_FP32};
+    e.variant =
+        "M-grouped decode shapes (<= 32 rows per group on average): B streamed by TMA, converted exactly to bf16, "
+        "mma.sync m16n8k16 with B rows as M, stream-K over one CTA per SM";
+    e.priority = 3;
+    e.supports = sm90_decode_supports;
+    e.make = [](const GemmDesc& d, Device& dev) -> std::unique_ptr<OpImpl> {
+      return std::make_unique<GemmSm90Decode>(d, dev);
+    };
+    r.add(std::move(e));
+  }
   add("sm90.gemm.mxfp8.bf16tma",
       "FP8 tiles by TMA, converted exactly to bf16 by the math warpgroups, bf16 wgmma m64n256k16 (A from "
       "registers), 128x256 tiles, persistent over M groups / K groups / batch",

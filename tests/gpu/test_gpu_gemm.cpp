@@ -18,9 +18,12 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
+
+#include <mutex>
 
 #include <catch2/catch.hpp>
 
@@ -47,6 +50,7 @@ struct Case {
   bool hint_2d = false;
   int scale_e_max = 134;  // scale exponents 120..scale_e_max (> 134: the BF16 path's exact branch)
   int64_t ws_limit = -1;  // >= 0: MXQ_GEMM_ATTR_WORKSPACE_LIMIT
+  bool repeat = false;    // run the GPU plan a second time from the same D: the bits must not change
 };
 
 // A finite random FP8 byte (no NaN / Inf encodings).
@@ -282,6 +286,13 @@ void run_one(const Case& c, mxqHandle_t gpu, mxqHandle_t cpu) {
     REQUIRE(st == MXQ_STATUS_SUCCESS);
     d_gpu = dd.download();
     CHECK(dd.guards_intact(0xA5));
+    if (c.repeat) {
+      dd.upload(d0);
+      const mxqStatus_t st2 = mxqGroupedGemmExecute(gpu, p, args.data(), static_cast<int>(args.size()),
+                                                    ws ? dws.ptr() : nullptr, ws, nullptr);
+      REQUIRE(st2 == MXQ_STATUS_SUCCESS);
+      CHECK(dd.download() == d_gpu);  // bit for bit: shared tiles are summed in a fixed order
+    }
     mxqGroupedGemmPlanDestroy(p);
   }
 
@@ -637,4 +648,211 @@ TEST_CASE("gpu gemm: scales beyond the BF16 path's one-multiply range take its e
   c.k = 320;
   c.group_sizes = {100, 7, 150};
   run_one(c, h.gpu, h.cpu);
+}
+
+// ---- Decode shapes: M-grouped with <= 32 rows per group on average (sm90.gemm.mxfp8.decode) -------
+
+namespace {
+
+// The INFO line Finalize logs for a GPU plan of case c ("... kernel '<entry>' (<why>) ...").
+std::string finalize_line(mxqHandle_t gpu, const Case& c) {
+  struct Sink {
+    std::mutex mu;
+    std::string line;
+  } sink;
+  auto cb = [](mxqLogLevel_t, const char* msg, void* user) {
+    auto* s = static_cast<Sink*>(user);
+    std::lock_guard<std::mutex> lock(s->mu);
+    if (std::string(msg).find("GroupedGemm") != std::string::npos || std::string(msg).find("kernel '") != std::string::npos)
+      s->line = msg;
+  };
+  mxqLogLevel_t old = MXQ_LOG_OFF;
+  REQUIRE(mxqLoggerGetLevel(&old) == MXQ_STATUS_SUCCESS);
+  REQUIRE(mxqLoggerSetCallback(cb, &sink) == MXQ_STATUS_SUCCESS);
+  REQUIRE(mxqLoggerSetLevel(MXQ_LOG_INFO) == MXQ_STATUS_SUCCESS);
+  mxqGroupedGemmPlan_t p = make_plan(gpu, c);
+  mxqGroupedGemmPlanDestroy(p);
+  REQUIRE(mxqLoggerSetCallback(nullptr, nullptr) == MXQ_STATUS_SUCCESS);
+  REQUIRE(mxqLoggerSetLevel(old) == MXQ_STATUS_SUCCESS);
+  return sink.line;
+}
+// The registry entry of that line.
+std::string entry_of(const std::string& line) {
+  const size_t a = line.find("kernel '");
+  if (a == std::string::npos) return line;
+  return line.substr(a + 8, line.find('\'', a + 8) - (a + 8));
+}
+
+bool decode_env(const char* value) {
+  const char* e = std::getenv("MXQ_GEMM_SM90_DECODE");
+  return e && std::string(e) == value;
+}
+
+// Runs c (both kernels, as run_case), after checking that the default plan takes the decode kernel
+// exactly when its rule says so (M <= 32 G), unless MXQ_GEMM_SM90_DECODE overrides the rule.
+void run_decode_case(const Case& c, mxqHandle_t gpu, mxqHandle_t cpu, bool expect_decode = true) {
+  const std::string line = finalize_line(gpu, c);
+  const std::string k = entry_of(line);
+  INFO("finalize: " << line);
+  if (decode_env("0")) CHECK(k != "sm90.gemm.mxfp8.decode");
+  else if (decode_env("1") || expect_decode) CHECK(k == "sm90.gemm.mxfp8.decode");
+  else CHECK(k != "sm90.gemm.mxfp8.decode");
+  Case r = c;
+  r.repeat = true;
+  run_case(r, gpu, cpu);
+}
+
+int64_t sum_of(const std::vector<int64_t>& v) {
+  int64_t s = 0;
+  for (auto x : v) s += x;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("gpu gemm: decode, edge group sizes, bf16, swizzled, int32 offsets", "[gpu][gemm][decode]") {
+  Handles h;
+  std::mt19937_64 rng(std::random_device{}());
+  Case c;
+  // 0 / 1 / 31 / 33 / 127 / 129 tokens next to typical decode groups: 25 rows per group on average,
+  // so 32 tokens per tile, and the big groups take 4-5 tiles each.
+  c.group_sizes = {0, 1, 31, 33, 127, 129};
+  for (int g = 0; g < 10; ++g) c.group_sizes.push_back(static_cast<int64_t>(rng() % 17));
+  c.m = sum_of(c.group_sizes) + 9;  // trailing rows owned by no group: untouched
+  c.n = 200;                        // a partial 128-row block
+  c.k = 544;                        // 17 blocks: a partial 128-wide stage
+  run_decode_case(c, h.gpu, h.cpu);
+}
+
+TEST_CASE("gpu gemm: decode, fp32, LINEAR, int64 offsets, accumulate, alpha, E5M2", "[gpu][gemm][decode]") {
+  Handles h;
+  Case c;
+  c.group_sizes = {3, 0, 16, 1, 9, 31, 33, 2, 0, 8};
+  c.m = sum_of(c.group_sizes);
+  c.n = 130;
+  c.k = 1024;  // 32 blocks per row: LINEAR rows read as aligned words
+  c.b = MXQ_DTYPE_E5M2;
+  c.d = MXQ_DTYPE_FP32;
+  c.layout = MXQ_SCALE_LAYOUT_LINEAR;
+  c.offsets = MXQ_DTYPE_INT64;
+  c.alpha = 0.75f;
+  c.accumulate = true;
+  run_decode_case(c, h.gpu, h.cpu);
+  c.k = 528;  // 17 blocks (a partial one): LINEAR rows read bytewise
+  c.a = MXQ_DTYPE_E5M2;
+  c.b = MXQ_DTYPE_E4M3;
+  c.accumulate = false;
+  c.alpha = -1.5f;
+  run_decode_case(c, h.gpu, h.cpu);
+}
+
+TEST_CASE("gpu gemm: decode, many tiles shared by two CTAs, 16 and 32 tokens per tile", "[gpu][gemm][decode]") {
+  Handles h;
+  std::mt19937_64 rng(std::random_device{}());
+  for (int round = 0; round < 2; ++round) {
+    Case c;
+    const int64_t cap = round == 0 ? 13 : 25;  // averages ~6 (16 tokens per tile) and ~12 (32)
+    for (int g = 0; g < 48; ++g) c.group_sizes.push_back(static_cast<int64_t>(rng() % cap));
+    c.m = sum_of(c.group_sizes) + static_cast<int64_t>(rng() % 5);
+    c.n = 384;
+    c.k = 2048;
+    c.d = round ? MXQ_DTYPE_FP32 : MXQ_DTYPE_BF16;
+    c.accumulate = round == 1;
+    run_decode_case(c, h.gpu, h.cpu);
+  }
+}
+
+TEST_CASE("gpu gemm: decode, few tiles split over many CTAs, tiny M", "[gpu][gemm][decode]") {
+  Handles h;
+  Case c;
+  c.group_sizes = {3, 0, 8, 5};  // 6 tiles of 32 stages: each split over ~8 CTAs
+  c.m = 16;
+  c.n = 256;
+  c.k = 4096;
+  c.d = MXQ_DTYPE_FP32;
+  run_decode_case(c, h.gpu, h.cpu);
+  c.accumulate = true;
+  c.d = MXQ_DTYPE_BF16;
+  run_decode_case(c, h.gpu, h.cpu);
+  Case tiny;  // fewer rows than one tile's tokens; one group
+  tiny.group_sizes = {5};
+  tiny.m = 5;
+  tiny.n = 40;
+  tiny.k = 96;
+  run_decode_case(tiny, h.gpu, h.cpu);
+  tiny.group_sizes = {2, 0, 1};
+  tiny.m = 4;
+  tiny.n = 17;
+  tiny.k = 16;
+  tiny.d = MXQ_DTYPE_FP32;
+  run_decode_case(tiny, h.gpu, h.cpu);
+}
+
+// The rule looks at the average only: one group far above it takes many tiles (here 7 of 32 tokens,
+// and 22), all correct.
+TEST_CASE("gpu gemm: decode, skewed groups far above the average", "[gpu][gemm][decode]") {
+  Handles h;
+  std::mt19937_64 rng(std::random_device{}());
+  Case c;
+  for (int g = 0; g < 30; ++g) c.group_sizes.push_back(static_cast<int64_t>(rng() % 4));
+  c.group_sizes[7] = 200;
+  c.group_sizes[21] = 33;
+  c.m = sum_of(c.group_sizes);
+  c.n = 264;
+  c.k = 640;
+  c.layout = MXQ_SCALE_LAYOUT_LINEAR;  // 20 blocks: aligned words
+  run_decode_case(c, h.gpu, h.cpu);
+  // Every token in one group of many.
+  Case one;
+  one.group_sizes.assign(40, 0);
+  one.group_sizes[39] = 700;
+  one.m = 700;
+  one.n = 128;
+  one.k = 256;
+  one.d = MXQ_DTYPE_FP32;
+  run_decode_case(one, h.gpu, h.cpu);
+}
+
+TEST_CASE("gpu gemm: decode, exact branch and the rule's boundary", "[gpu][gemm][decode]") {
+  Handles h;
+  Case c;
+  c.group_sizes = {20, 0, 7, 33, 4, 1};
+  c.m = sum_of(c.group_sizes);
+  c.n = 144;
+  c.k = 320;
+  c.d = MXQ_DTYPE_FP32;
+  c.scale_e_max = 150;  // scales past the one-multiply range: the exact conversion
+  run_decode_case(c, h.gpu, h.cpu);
+  c.a = MXQ_DTYPE_E5M2;
+  c.scale_e_max = 150;
+  run_decode_case(c, h.gpu, h.cpu);
+  // 32 rows per group on average is decode; 33 is not.
+  Case edge;
+  edge.group_sizes = {32, 30, 34, 32};
+  edge.m = 128;
+  edge.n = 96;
+  edge.k = 128;
+  run_decode_case(edge, h.gpu, h.cpu, true);
+  edge.m = 132;
+  run_decode_case(edge, h.gpu, h.cpu, false);
+}
+
+// Thousands of groups: two CTAs per SM no longer fit their group tables, so one CTA per SM runs
+// (8-deep ring). Most groups are empty or hold one token.
+TEST_CASE("gpu gemm: decode, thousands of groups, one CTA per SM", "[gpu][gemm][decode]") {
+  Handles h;
+  std::mt19937_64 rng(std::random_device{}());
+  Case c;
+  for (int g = 0; g < 4000; ++g) c.group_sizes.push_back(static_cast<int64_t>(rng() % 5 == 0 ? rng() % 6 : 0));
+  c.group_sizes[1234] = 9;
+  c.m = sum_of(c.group_sizes) + 1;
+  c.n = 160;
+  c.k = 192;
+  c.d = MXQ_DTYPE_FP32;
+  c.accumulate = true;
+  const std::string line = finalize_line(h.gpu, c);
+  INFO("finalize: " << line);
+  const char* ctas = std::getenv("MXQ_GEMM_SM90_DECODE_CTAS");
+  if (!decode_env("0") && !ctas) CHECK(line.find("(1 per SM)") != std::string::npos);
+  run_decode_case(c, h.gpu, h.cpu);
 }

@@ -1,0 +1,493 @@
+// MXFP8 grouped GEMM for Hopper, decode shapes: M-grouped plans with a few rows (tokens) per group,
+// D[tokens of g] (+)= alpha * A[tokens of g] * B[g]^T. There the GEMM is a stream over B (E64 x 16
+// tokens, N 2048, K 7168: 0.94 GB of FP8 weights against 7 MB of tokens), so this kernel is built to
+// keep HBM busy, with the BF16 path's numerics: every FP8 element times its UE8M0 scale converted
+// *exactly* to bf16 (sm90/gemm_bf16_convert.cuh, the same fast and exact branches and NaN screen as
+// the other kernels), bf16 tensor-core products, fp32 accumulation.
+//
+// Orientation. B's rows are the MMA's M: a tile is 128 rows of B[g] (n0 .. n0 + 127) against up to T
+// tokens of group g (T = 8, 16 or 32, one kernel each; a group with more tokens takes several tiles,
+// j fastest, so the later ones find the same B rows in L2). mma.sync m16n8k16: each of the 8 warps
+// owns 16 B rows (register A operand, converted from its own shared-memory bytes) and the tile's
+// tokens (register B operands of up to T / 8 n-tiles, shared by the warps through a bf16 token
+// buffer; n-tiles past the chunk's tokens are skipped, so a tile costs what its tokens need). Its
+// accumulator is T / 2 registers, twice: even and odd K steps go to separate accumulators, which
+// halves the mma dependency chain of a stage.
+//
+// Ring (8 / CTAs-per-SM stages; 2 CTAs per SM when their shared memory fits, else 1). A stage is one
+// 128-wide K step of a tile: two TMA loads of B (128 rows x 64 bytes each, 64-byte swizzle, L2
+// evict_first: B is read once), two of A (T rows x 64 bytes), and the stage's scales by 4-byte
+// cp.async (B: the 512-byte SWIZZLED_128x4 tile of the 128 rows and 4 blocks, or the same bytes
+// gathered from LINEAR rows; A: one 4-block word per token). Its `full` mbarrier counts the issuing
+// lane's arrive.expect_tx (TMA bytes) and 32 cp.async arrivals. Per stage, every thread: wait for
+// `full`; convert 8 bytes of A per item (16 bytes per token and K step pair) into the token buffer of
+// the stage's parity (mma B fragments, in fragment order); __syncthreads; warp 7 issues the stage
+// kStages - 1 ahead into the slot of the previous stage (every warp has left it: the barrier); each
+// warp converts its 2 x 64 bytes of each of its rows into A fragments (the K permutation of
+// gemm_bf16_convert.cuh, the same for the tokens) and runs its mma.sync. There is no empty barrier:
+// the one CTA barrier per stage orders both the token buffer (rewritten two stages later) and the
+// slot reuse. (A dedicated producer warp, the first version, made the CTA 9 warps, which caps two
+// CTAs per SM at 96 registers per thread.)
+//
+// Masking. B rows past N and blocks past ceil(K/32) take scale code kNoScale (multiplier 0); TMA
+// fills K past the tensor with zeros. Tokens past the chunk's group are written to the token buffer
+// as zeros, whatever their bytes, and never stored; rows past N are never stored.
+#include <cstdint>
+#include <type_traits>
+
+#include "common/fp8.cuh"
+#include "core/layout.h"
+#include "ptx/async_copy.cuh"
+#include "ptx/mbarrier.cuh"
+#include "ptx/mma.cuh"
+#include "ptx/tma.cuh"
+#include "sm90/gemm_bf16_convert.cuh"
+#include "sm90/gemm_params.cuh"
+#include "sm90/gemm_tiles.cuh"
+
+namespace mxq {
+namespace sm90gemm {
+namespace decode {
+
+constexpr int kThreads = kGemmSm90DecodeThreads;
+constexpr int kConsumerThreads = 256;
+constexpr int kIssueWarp = 7;  // also issues the loads
+constexpr int kBN = kGemmSm90DecodeTileN, kBK = kGemmSm90DecodeTileK;
+constexpr int kBBox = kBN * 64;  // one 128-row x 64-byte B box
+static_assert(kConsumerThreads == 8 * 32 && kBN == 8 * 16, "8 consumer warps of 16 B rows");
+
+// Byte offset of 16-byte chunk c of 64-byte row r under TMA's 64-byte swizzle (conflict-free for a
+// warp reading chunk l % 4 of rows l / 4 and l / 4 + 8).
+__device__ __forceinline__ uint32_t sw64_offset(uint32_t r, uint32_t c) { return r * 64u + ((c ^ ((r >> 1) & 3u)) << 4); }
+// Word of row r (0..127) in a 512-byte SWIZZLED_128x4 scale tile (its 4 blocks, one byte each).
+__device__ __forceinline__ uint32_t swz_row_word(uint32_t r) { return (r & 31u) * 16u + ((r >> 5) & 3u) * 4u; }
+
+// Scale codes: a UE8M0 byte, or kNoScale for a row or block outside the operand (multiplier 0).
+constexpr uint32_t kNoScale = 0x100u;
+template <Fp8Kind K>
+__device__ __forceinline__ uint32_t code_mult(uint32_t e) {
+  return e == kNoScale ? 0u : ((e + Fp8Bits<K>::kBias) << 7) * 0x00010001u;
+}
+__device__ __forceinline__ float code_exact(uint32_t e) {
+  return e == kNoScale ? 0.0f : dev::ue8m0_to_f32(static_cast<uint8_t>(e));
+}
+template <Fp8Kind K>
+__device__ __forceinline__ bool code_slow(uint32_t e) {
+  return e != kNoScale && static_cast<int>(e) > Fp8Bits<K>::kMaxFastE;
+}
+
+// The group table in shared memory: clamped ends[G+1], 128-row tile prefix mtp[G+1] (swizzled A
+// scale rows of group g start at 128 * mtp[g]), decode tile prefix tp[G+1].
+struct Space {
+  const int* ends;
+  const int* mtp;
+  const int* tp;
+  int total_tiles;
+  int n_blocks;  // 128-row blocks of N
+};
+
+// Every thread of the block calls it (it synchronizes the block).
+template <int T>
+__device__ Space build_space(const GemmSm90Params& p, int* table, int* warp_buf) {
+  const int tid = threadIdx.x, G = p.groups;
+  const int nb = static_cast<int>(layout::ceil_div(p.n, kBN));
+  int* ends = table;
+  int* mtp = table + (G + 1);
+  int* tp = table + 2 * (G + 1);
+  const int chunk = (G + kThreads - 1) / kThreads;
+  const int g0 = min(G, tid * chunk), g1 = min(G, g0 + chunk);
+  const int rows = static_cast<int>(p.rows_total);
+  int run = 0;
+  for (int g = g0; g < g1; ++g) {
+    int64_t e = p.offsets_i64 ? static_cast<const int64_t*>(p.group_ends)[g]
+                              : static_cast<int64_t>(static_cast<const int32_t*>(p.group_ends)[g]);
+    e = e < 0 ? 0 : (e > rows ? rows : e);
+    run = max(run, static_cast<int>(e));
+    ends[g + 1] = run;
+  }
+  int dummy;
+  const int before = block_exclusive_scan<kThreads>(run, [](int a, int b) { return max(a, b); }, 0, warp_buf, dummy);
+  int mts = 0, tls = 0;
+  for (int g = g0; g < g1; ++g) {
+    ends[g + 1] = max(ends[g + 1], before);
+    const int len = ends[g + 1] - (g == g0 ? before : ends[g]);
+    mts += (len + 127) / 128;
+    tls += (len + T - 1) / T * nb;
+  }
+  if (tid == 0) ends[0] = 0;
+  int mt_total, tl_total;
+  int mrun = block_exclusive_scan<kThreads>(mts, [](int a, int b) { return a + b; }, 0, warp_buf, mt_total);
+  int trun = block_exclusive_scan<kThreads>(tls, [](int a, int b) { return a + b; }, 0, warp_buf, tl_total);
+  for (int g = g0; g < g1; ++g) {
+    mtp[g] = mrun;
+    tp[g] = trun;
+    const int len = ends[g + 1] - (g == g0 ? before : ends[g]);
+    mrun += (len + 127) / 128;
+    trun += (len + T - 1) / T * nb;
+  }
+  if (tid == 0) {
+    mtp[G] = mt_total;
+    tp[G] = tl_total;
+  }
+  __syncthreads();
+  return Space{ends, mtp, tp, tl_total, nb};
+}
+
+struct Tile {
+  int g;
+  int n0, n_valid;   // B rows n0 .. n0 + n_valid - 1 of group g
+  int tok0;          // first token (row of A and D)
+  int tok_valid;     // tokens of the chunk inside the group (1..T)
+  int64_t a_srow0;   // A scale row of tok0 (swizzled: inside the group's 128-row padded tiles)
+};
+
+template <int T>
+__device__ __forceinline__ Tile decode_tile(const GemmSm90Params& p, const Space& sp, int t) {
+  int lo = 0, hi = p.groups - 1;  // last g with tp[g] <= t (empty groups share their successor's prefix)
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) >> 1;
+    if (sp.tp[mid] <= t) lo = mid; else hi = mid - 1;
+  }
+  Tile ti;
+  ti.g = lo;
+  const int e0 = sp.ends[lo], len = sp.ends[lo + 1] - e0;
+  const int chunks = (len + T - 1) / T;
+  const int local = t - sp.tp[lo];
+  const int nb = local / chunks, j = local - nb * chunks;
+  ti.tok0 = e0 + j * T;
+  ti.tok_valid = min(T, len - j * T);
+  ti.n0 = nb * kBN;
+  ti.n_valid = static_cast<int>(p.n - ti.n0 < kBN ? p.n - ti.n0 : kBN);
+  ti.a_srow0 = p.swizzled ? static_cast<int64_t>(sp.mtp[lo]) * 128 + j * T : ti.tok0;
+  return ti;
+}
+
+// Item i < 128 nta of stage kt's token conversion (nta = the tile's 8-token n-tiles that hold a token;
+// consumer thread i, and i + 256 when nta = 4): bytes [8h, 8h + 8) of 16-byte chunk `tig` of token
+// `tok` in A box b, i.e. K steps 2pr and 2pr + 1 of the stage (pr = 2b + h), converted into mma B
+// fragments {lo, hi} of lane (tok % 8) * 4 + tig of n-tile tok / 8, stored as one 16-byte entry
+// [pr][n-tile][lane] of the token buffer (a warp's items fill 512 contiguous bytes). Tokens outside
+// the group and blocks past K give zeros.
+template <Fp8Kind AK, int T>
+__device__ __forceinline__ void convert_tokens(const uint8_t* abox, const uint8_t* ascale, uint8_t* tokbuf, int item,
+                                               int nta, int kt, int kc, int tok_valid) {
+  constexpr int NT = T / 8;
+  const int pr = item / (32 * nta), rem = item - pr * 32 * nta, tok = rem >> 2, tig = rem & 3;
+  const int b = pr >> 1, h = pr & 1;
+  const uint2 v = *reinterpret_cast<const uint2*>(abox + b * T * 64 + sw64_offset(tok, tig) + 8 * h);
+  const int blk = 2 * b + (tig >> 1);
+  const bool valid = tok < tok_valid && 4 * kt + blk < kc;
+  const uint32_t e = ascale[4 * tok + blk];
+  uint32_t lo0 = 0u, hi0 = 0u, lo1 = 0u, hi1 = 0u;
+  if (valid) {
+    if (code_slow<AK>(e) || ((special_bits<AK>(v.x) | special_bits<AK>(v.y)) & 0x80808080u) != 0) {
+      cvt_exact<AK>(v.x, code_exact(e), lo0, hi0);
+      cvt_exact<AK>(v.y, code_exact(e), lo1, hi1);
+    } else {
+      cvt_fast<AK>(v.x, code_mult<AK>(e), lo0, hi0);
+      cvt_fast<AK>(v.y, code_mult<AK>(e), lo1, hi1);
+    }
+  }
+  reinterpret_cast<uint4*>(tokbuf)[(pr * NT + (tok >> 3)) * 32 + (rem & 31)] = make_uint4(lo0, hi0, lo1, hi1);
+}
+
+// kCtas: CTAs per SM the kernel is built for (launch bounds; the ring is 8 / kCtas stages deep).
+template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, int T, int kCtas>
+__device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
+  constexpr int NT = T / 8;
+  constexpr int kStages = kGemmSm90DecodeStages / kCtas;
+  constexpr int kABox = T * 64;
+  constexpr int kStageBytes = static_cast<int>(gemm_sm90_decode_stage_bytes(T));
+  constexpr int kScaleOff = static_cast<int>(gemm_sm90_decode_stage_data(T));
+  constexpr uint32_t kTx = static_cast<uint32_t>(gemm_sm90_decode_stage_data(T));
+  constexpr int kTokBytes = 256 * T;
+  constexpr int kPartialFloats = NT * 4 * 32;  // one warp's partial tile
+  static_assert(T == 8 || T == 16 || T == 32, "tokens per tile");
+  const GemmSm90Params& p = dp.g;
+  extern __shared__ uint8_t smem_raw[];
+  uint8_t* smem = ptx::smem_align1024(smem_raw);
+  uint8_t* tokbuf = smem + kStages * kStageBytes;
+  uint64_t* full = reinterpret_cast<uint64_t*>(tokbuf + 2 * kTokBytes);
+  int* table = reinterpret_cast<int*>(full + kStages);
+  __shared__ int warp_buf[kThreads / 32];
+
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  // full: the issuing lane's arrive.expect_tx (TMA bytes) and its warp's 32 scale arrivals.
+  if (tid == 0) {
+#pragma unroll
+    for (int i = 0; i < kStages; ++i) ptx::mbar_init(&full[i], 1 + 32);
+    ptx::mbar_fence_init();
+  }
+  const Space sp = build_space<T>(p, table, warp_buf);
+  __syncthreads();
+
+  const int64_t K = p.k, N = p.n;
+  const int kc = static_cast<int>(layout::scale_cols(K));
+  const int64_t U = layout::ceil_div(K, kBK);  // K stages per tile
+  const int64_t W = static_cast<int64_t>(sp.total_tiles) * U;
+  const int64_t P = min(static_cast<int64_t>(gridDim.x), max(int64_t(1), W / kGemmSm90DecodeMinStages));
+  const int64_t me = blockIdx.x;
+  if (me >= P) return;
+  const int64_t u_begin = me * W / P, u_end = (me + 1) * W / P;
+
+  // ---- loads: warp kIssueWarp fills the ring -----------------------------------------------------------------
+  // Stage `li` (the li-th unit of this CTA's range) goes to slot li % kStages. The first kStages - 1
+  // are issued up front; then, right after the barrier of stage it, stage it + kStages - 1 goes to the
+  // slot of stage it - 1, which every warp has finished reading before arriving at that barrier.
+  const bool issuer = warp == kIssueWarp;
+  const uint64_t evict_first = ptx::l2_policy_evict_first();
+  const bool swz = p.swizzled != 0;
+  int64_t lu = u_begin;  // next unit to load
+  int lt = -1;           // its tile, and that tile's decode
+  Tile lti{};
+  uint32_t li = 0;
+  auto issue_next = [&]() {
+    if (lu >= u_end) return;
+    const int t = static_cast<int>(lu / U);
+    const int kt = static_cast<int>(lu - t * U);
+    if (t != lt) {
+      lt = t;
+      lti = decode_tile<T>(p, sp, t);
+    }
+    const uint32_t s = li % kStages;
+    uint8_t* st = smem + s * kStageBytes;
+    const int32_t kx = kt * kBK;
+    if (lane == 0) {
+      const int32_t brow = static_cast<int32_t>(static_cast<int64_t>(lti.g) * N + lti.n0);
+      ptx::mbar_arrive_expect_tx(&full[s], kTx);
+      ptx::tma_load_2d_hint(ptx::smem_addr(st), dp.tmap_b, kx, brow, &full[s], evict_first);
+      ptx::tma_load_2d_hint(ptx::smem_addr(st + kBBox), dp.tmap_b, kx + 64, brow, &full[s], evict_first);
+      ptx::tma_load_2d(ptx::smem_addr(st + 2 * kBBox), dp.tmap_a, kx, lti.tok0, &full[s]);
+      ptx::tma_load_2d(ptx::smem_addr(st + 2 * kBBox + kABox), dp.tmap_a, kx + 64, lti.tok0, &full[s]);
+    }
+    const uint8_t* bsc = p.b_scales + static_cast<int64_t>(lti.g) * p.b_scale_stride;
+    uint8_t* sc = st + kScaleOff;
+    const uint32_t sc_addr = ptx::smem_addr(sc);
+    if (dp.scale_words) {
+      if (swz) {
+        // B: the 512-byte tile of rows n0 .. n0 + 127 (padding rows included: inside the tensor), blocks
+        // 4kt .. 4kt + 3; A: each token's word (rows inside the group's padded 128-row tiles: T | 128).
+        const uint8_t* src = bsc + (static_cast<int64_t>(lti.n0 >> 7) * (p.scale_ld >> 2) + kt) * layout::kTileBytes;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) ptx::cp_async_4_zfill(sc_addr + 4 * (lane + 32 * i), src + 4 * (lane + 32 * i), true);
+        if (lane < T)
+          ptx::cp_async_4_zfill(sc_addr + 512 + 4 * lane,
+                                p.a_scales + layout::swizzled_offset(lti.a_srow0 + lane, 4 * kt, p.scale_ld), true);
+      } else {
+        // LINEAR rows whose 4-block words are aligned (4 | ceil(K/32)): gathered into the tile layout.
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const int r = lane + 32 * i;
+          const bool ok = r < lti.n_valid;
+          ptx::cp_async_4_zfill(sc_addr + swz_row_word(r), ok ? bsc + (lti.n0 + r) * p.scale_ld + 4 * kt : p.b_scales,
+                                ok);
+        }
+        if (lane < T) {
+          const bool ok = lane < lti.tok_valid;
+          ptx::cp_async_4_zfill(sc_addr + 512 + 4 * lane,
+                                ok ? p.a_scales + (static_cast<int64_t>(lti.tok0) + lane) * p.scale_ld + 4 * kt
+                                   : p.a_scales,
+                                ok);
+        }
+      }
+      ptx::cp_async_mbar_arrive_noinc(ptx::smem_addr(&full[s]));
+    } else {
+      // LINEAR rows of ceil(K/32) % 4 != 0 blocks (or unaligned scale pointers): byte loads, waited for here.
+      auto word = [&](const uint8_t* row) {
+        uint32_t w = 0;
+#pragma unroll
+        for (int c = 0; c < 4; ++c)
+          if (4 * kt + c < kc) w |= static_cast<uint32_t>(__ldg(row + 4 * kt + c)) << (8 * c);
+        return w;
+      };
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int r = lane + 32 * i;
+        *reinterpret_cast<uint32_t*>(sc + swz_row_word(r)) = r < lti.n_valid ? word(bsc + (lti.n0 + r) * p.scale_ld) : 0u;
+      }
+      if (lane < T)
+        *reinterpret_cast<uint32_t*>(sc + 512 + 4 * lane) =
+            lane < lti.tok_valid ? word(p.a_scales + (static_cast<int64_t>(lti.tok0) + lane) * p.scale_ld) : 0u;
+      ptx::mbar_arrive(&full[s]);  // release: the stores above are visible to the waiting warps
+    }
+    ++lu;
+    ++li;
+  };
+  if (issuer) {
+    if (lane == 0) {
+      ptx::tma_prefetch_desc(dp.tmap_a);
+      ptx::tma_prefetch_desc(dp.tmap_b);
+    }
+    for (int i = 0; i + 1 < kStages; ++i) issue_next();
+  }
+
+  // ---- the stages ----------------------------------------------------------------------------------------------
+  const int g8 = lane >> 2, tig = lane & 3;
+  const int r0 = 16 * warp + g8;  // this thread's B rows r0, r0 + 8 of the tile
+  // The CTA owning unit u, and the first unit of CTA c.
+  auto owner = [&](int64_t u) { return ((u + 1) * P - 1) / W; };
+  auto start_of = [&](int64_t c) { return c * W / P; };
+  auto slot = [&](int64_t c, int which) {
+    return dp.partials + ((c * 2 + which) * 8 + warp) * static_cast<int64_t>(kPartialFloats);
+  };
+  uint32_t it = 0;
+  for (int64_t u = u_begin; u < u_end;) {
+    const int t = static_cast<int>(u / U);
+    const int k0 = static_cast<int>(u - t * U);
+    const int k1 = static_cast<int>(min(U, u_end - t * U));
+    const Tile ti = decode_tile<T>(p, sp, t);
+    float acc2[2][NT][4];  // even and odd K steps: two dependency chains of mma per stage, not one
+#pragma unroll
+    for (int q = 0; q < 2; ++q)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) acc2[q][nt][i] = 0.0f;
+    const bool row_ok[2] = {r0 < ti.n_valid, r0 + 8 < ti.n_valid};
+    // 8-token n-tiles holding a token of the chunk (uniform over the CTA): the rest is neither
+    // converted nor multiplied, so a tile costs what its tokens need, not what T allows.
+    const int nta = (ti.tok_valid + 7) >> 3;
+
+    for (int kt = k0; kt < k1; ++kt, ++it) {
+      const uint32_t s = it % kStages, round = it / kStages;
+      const uint8_t* st = smem + s * kStageBytes;
+      const uint8_t* sc = st + kScaleOff;
+      uint8_t* tb = tokbuf + (it & 1) * kTokBytes;
+      ptx::mbar_wait(&full[s], round & 1);
+      for (int item = tid; item < 128 * nta; item += kThreads)
+        convert_tokens<AK, T>(st + 2 * kBBox, sc + 512, tb, item, nta, kt, kc, ti.tok_valid);
+      __syncthreads();  // the token buffer is whole; every warp is done with stage it - 1's slot
+      if (issuer) issue_next();
+
+      const uint32_t sw[2] = {*reinterpret_cast<const uint32_t*>(sc + swz_row_word(r0)),
+                              *reinterpret_cast<const uint32_t*>(sc + swz_row_word(r0 + 8))};
+      const uint4* tf = reinterpret_cast<const uint4*>(tb);
+      // One 64-byte box at a time (K steps 4b .. 4b + 3): rows r0, r0 + 8, word j of chunk tig.
+#pragma unroll
+      for (int b = 0; b < 2; ++b) {
+        uint32_t wb[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const uint4 v = *reinterpret_cast<const uint4*>(st + b * kBBox + sw64_offset(r0 + 8 * h, tig));
+          wb[h][0] = v.x, wb[h][1] = v.y, wb[h][2] = v.z, wb[h][3] = v.w;
+        }
+        const int blk = 2 * b + (tig >> 1);  // this chunk's block of the stage
+        const bool blk_ok = 4 * kt + blk < kc;
+        uint32_t e[2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) e[h] = row_ok[h] && blk_ok ? (sw[h] >> (8 * blk)) & 0xFFu : kNoScale;
+        uint32_t spec = 0;
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+          for (int j = 0; j < 4; ++j) spec |= special_bits<BK>(wb[h][j]);
+        const bool slow = code_slow<BK>(e[0]) || code_slow<BK>(e[1]) || (spec & 0x80808080u) != 0;
+        uint32_t x[4][4];  // A fragments of K steps 4b + j: {lo(r0), lo(r0 + 8), hi(r0), hi(r0 + 8)}
+        auto emit = [&](auto slow_tag) {
+          constexpr bool kSlow = decltype(slow_tag)::value;
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              if constexpr (kSlow) cvt_exact<BK>(wb[h][j], code_exact(e[h]), x[j][h], x[j][h + 2]);
+              else cvt_fast<BK>(wb[h][j], code_mult<BK>(e[h]), x[j][h], x[j][h + 2]);
+            }
+        };
+        if (slow) emit(std::true_type{});
+        else emit(std::false_type{});
+#pragma unroll
+        for (int q = 0; q < 2; ++q) {
+          const int pr = 2 * b + q;
+#pragma unroll
+          for (int nt = 0; nt < NT; ++nt) {
+            if (nt >= nta) continue;  // uniform
+            const uint4 f = tf[(pr * NT + nt) * 32 + lane];
+            ptx::mma_bf16_16816(acc2[0][nt], x[2 * q], f.x, f.y);
+            ptx::mma_bf16_16816(acc2[1][nt], x[2 * q + 1], f.z, f.w);
+          }
+        }
+      }
+    }
+
+    // ---- epilogue: alpha, optional accumulate, round once ----------------------------------------------------
+    float acc[NT][4];
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[nt][i] = acc2[0][nt][i] + acc2[1][nt][i];
+    auto store = [&](const float (&v)[NT][4]) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        if (!row_ok[h]) continue;
+        const int64_t n = ti.n0 + r0 + 8 * h;
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+          for (int c = 0; c < 2; ++c) {
+            const int tk = 8 * nt + 2 * tig + c;
+            if (tk >= ti.tok_valid) continue;
+            store_d_pair<kOutF32>(p, (static_cast<int64_t>(ti.tok0) + tk) * N + n, p.alpha * v[nt][2 * h + c], 0.0f,
+                                  false, false);
+          }
+      }
+    };
+    const int64_t t_first = static_cast<int64_t>(t) * U;
+    const int64_t c_first = owner(t_first), c_last = owner(t_first + U - 1);
+    if (c_first == c_last) {
+      store(acc);
+    } else {
+      // Shared tile: this CTA's first partial segment goes to slot 0, its last to slot 1.
+      float* mine = slot(me, u == u_begin ? 0 : 1);
+#pragma unroll
+      for (int i = 0; i < NT * 4; ++i) mine[i * 32 + lane] = acc[i / 4][i % 4];
+      __threadfence();
+      __syncwarp();
+      uint32_t old = 0;
+      if (lane == 0) {
+        old = atomicAdd(&dp.counters[static_cast<int64_t>(t) * 8 + warp], 1u);
+        __threadfence();  // with the atomic: acquire of the other contributors' partials
+      }
+      old = __shfl_sync(0xFFFFFFFFu, old, 0);
+      __syncwarp();
+      if (old == static_cast<uint32_t>(c_last - c_first)) {  // the last contributor: sum all in CTA order
+        __threadfence();
+        // (its own partial too, as written: the sum's order does not depend on who is last)
+        for (int64_t c = c_first; c <= c_last; ++c) {
+          const float* src = slot(c, start_of(c) / U == t ? 0 : 1);
+#pragma unroll
+          for (int i = 0; i < NT * 4; ++i) {
+            const float v = __ldcg(src + i * 32 + lane);
+            acc[i / 4][i % 4] = c == c_first ? v : acc[i / 4][i % 4] + v;
+          }
+        }
+        store(acc);
+      }
+    }
+    u = t * U + k1;
+  }
+}
+
+}  // namespace decode
+}  // namespace sm90gemm
+}  // namespace mxq
+
+// extern "C" entry points, looked up by name from the embedded image (src/cuda/op_gemm.cpp):
+// mxq_gemm_sm90_decode_<A>_<B>_<D>_t<T>_x<CTAs per SM>.
+#define MXQ_GEMM_SM90_DECODE_ENTRY(NAME, AK, BK, F32, T, C)                                            \
+  extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90DecodeThreads, C)                          \
+      NAME(const __grid_constant__ mxq::GemmSm90DecodeParams p) {                                      \
+    mxq::sm90gemm::decode::decode_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, T, C>(p);     \
+  }
+#define MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, T)                                                        \
+  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_bf16_t##T##_x1, AK, BK, false, T, 1)   \
+  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_f32_t##T##_x1, AK, BK, true, T, 1)     \
+  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_bf16_t##T##_x2, AK, BK, false, T, 2)   \
+  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_f32_t##T##_x2, AK, BK, true, T, 2)
+#define MXQ_GEMM_SM90_DECODE_ENTRIES(A, B, AK, BK) \
+  MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, 8)          \
+  MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, 16)         \
+  MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, 32)
+
+MXQ_GEMM_SM90_DECODE_ENTRIES(e4m3, e4m3, E4M3, E4M3)
+MXQ_GEMM_SM90_DECODE_ENTRIES(e4m3, e5m2, E4M3, E5M2)
+MXQ_GEMM_SM90_DECODE_ENTRIES(e5m2, e4m3, E5M2, E4M3)
