@@ -94,27 +94,14 @@ __device__ Space build_space(const GemmSm90Params& p, int* table, int* warp_buf)
   int* ends = table;
   int* mtp = table + (G + 1);
   int* tp = table + 2 * (G + 1);
-  const int chunk = (G + kThreads - 1) / kThreads;
-  const int g0 = min(G, tid * chunk), g1 = min(G, g0 + chunk);
-  const int rows = static_cast<int>(p.rows_total);
-  int run = 0;
-  for (int g = g0; g < g1; ++g) {
-    int64_t e = p.offsets_i64 ? static_cast<const int64_t*>(p.group_ends)[g]
-                              : static_cast<int64_t>(static_cast<const int32_t*>(p.group_ends)[g]);
-    e = e < 0 ? 0 : (e > rows ? rows : e);
-    run = max(run, static_cast<int>(e));
-    ends[g + 1] = run;
-  }
-  int dummy;
-  const int before = block_exclusive_scan<kThreads>(run, [](int a, int b) { return max(a, b); }, 0, warp_buf, dummy);
+  const GroupEndsShare sh = load_group_ends<kThreads>(p, static_cast<int>(p.rows_total), ends, warp_buf);
+  const int g0 = sh.g0, g1 = sh.g1, before = sh.before;
   int mts = 0, tls = 0;
   for (int g = g0; g < g1; ++g) {
-    ends[g + 1] = max(ends[g + 1], before);
     const int len = ends[g + 1] - (g == g0 ? before : ends[g]);
     mts += (len + 127) / 128;
     tls += (len + T - 1) / T * nb;
   }
-  if (tid == 0) ends[0] = 0;
   int mt_total, tl_total;
   int mrun = block_exclusive_scan<kThreads>(mts, [](int a, int b) { return a + b; }, 0, warp_buf, mt_total);
   int trun = block_exclusive_scan<kThreads>(tls, [](int a, int b) { return a + b; }, 0, warp_buf, tl_total);

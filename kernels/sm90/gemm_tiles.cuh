@@ -61,6 +61,36 @@ struct TileSpace {
 
 // Builds the group table in `table` (2*(G+1) ints of shared memory) and returns the tile space.
 // Every thread of the block must call it (it synchronizes the block).
+// This thread's share of a block's group table: groups [g0, g1) of G split evenly over kThreads.
+// Every thread of the block calls it (one block scan). Fills ends[g + 1] for the share with the
+// caller's end offsets clamped to [0, rows] and made non-decreasing across the whole table (a running
+// max within the share, the earlier shares' max carried in by a block max-scan), and ends[0] = 0;
+// `before` is the end of the group before the share. Callers scan their per-group counts after it
+// (the scan's barrier publishes ends[]).
+struct GroupEndsShare {
+  int g0, g1, before;
+};
+template <int kThreads>
+__device__ __forceinline__ GroupEndsShare load_group_ends(const GemmSm90Params& p, int rows, int* ends, int* warp_buf) {
+  const int G = p.groups, chunk = (G + kThreads - 1) / kThreads;
+  GroupEndsShare sh;
+  sh.g0 = min(G, static_cast<int>(threadIdx.x) * chunk);
+  sh.g1 = min(G, sh.g0 + chunk);
+  int run = 0;
+  for (int g = sh.g0; g < sh.g1; ++g) {
+    int64_t e = p.offsets_i64 ? static_cast<const int64_t*>(p.group_ends)[g]
+                              : static_cast<int64_t>(static_cast<const int32_t*>(p.group_ends)[g]);
+    e = e < 0 ? 0 : (e > rows ? rows : e);
+    run = max(run, static_cast<int>(e));
+    ends[g + 1] = run;
+  }
+  int dummy;
+  sh.before = block_exclusive_scan<kThreads>(run, [](int a, int b) { return max(a, b); }, 0, warp_buf, dummy);
+  for (int g = sh.g0; g < sh.g1; ++g) ends[g + 1] = max(ends[g + 1], sh.before);
+  if (threadIdx.x == 0) ends[0] = 0;
+  return sh;
+}
+
 template <int kThreads>
 __device__ TileSpace build_tile_space(const GemmSm90Params& p, int tile_n, int* table, int* warp_buf) {
   TileSpace ts;
@@ -84,27 +114,10 @@ __device__ TileSpace build_tile_space(const GemmSm90Params& p, int tile_n, int* 
   ts.prefix = prefix;
   int64_t total_m_tiles;
   if (ts.grouped) {
-    const int chunk = (G + kThreads - 1) / kThreads;
-    const int g0 = min(G, tid * chunk), g1 = min(G, g0 + chunk);
-    const int rows = static_cast<int>(kg ? p.k : p.rows_total);
-    int run = 0;
-    for (int g = g0; g < g1; ++g) {
-      int64_t e = p.offsets_i64 ? static_cast<const int64_t*>(p.group_ends)[g]
-                                : static_cast<int64_t>(static_cast<const int32_t*>(p.group_ends)[g]);
-      e = e < 0 ? 0 : (e > rows ? rows : e);
-      run = max(run, static_cast<int>(e));
-      ends[g + 1] = run;
-    }
-    int dummy;
-    const int before =
-        block_exclusive_scan<kThreads>(run, [](int a, int b) { return max(a, b); }, 0, warp_buf, dummy);
+    const GroupEndsShare sh = load_group_ends<kThreads>(p, static_cast<int>(kg ? p.k : p.rows_total), ends, warp_buf);
+    const int g0 = sh.g0, g1 = sh.g1, before = sh.before;
     int tiles = 0;
-    for (int g = g0; g < g1; ++g) {
-      ends[g + 1] = max(ends[g + 1], before);
-      const int prev = g == g0 ? max(before, 0) : ends[g];
-      tiles += group_units(ends[g + 1] - prev);
-    }
-    if (tid == 0) ends[0] = 0;
+    for (int g = g0; g < g1; ++g) tiles += group_units(ends[g + 1] - (g == g0 ? before : ends[g]));
     int total;
     int run_tiles = block_exclusive_scan<kThreads>(tiles, [](int a, int b) { return a + b; }, 0, warp_buf, total);
     for (int g = g0; g < g1; ++g) {

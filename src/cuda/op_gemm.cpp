@@ -173,6 +173,24 @@ std::string sm90_decode_supports(const GemmDesc& d, const DeviceInfo& dev) {
   return {};
 }
 
+// The kernel parameters every sm_90a GEMM entry fills the same way from the plan (K-major operands,
+// per-group B scale tensors, row-major D); each entry adds its own grouping fields.
+GemmSm90Params sm90_base_params(const GemmDesc& d, int64_t groups) {
+  GemmSm90Params p{};
+  const bool swz = d.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
+  const int64_t kc = layout::scale_cols(d.k);
+  p.n = d.n;
+  p.k = d.k;
+  p.scale_ld = swz ? layout::swz_cols(kc) : kc;
+  p.b_scale_stride = layout::scale_bytes(swz, d.n, kc);
+  p.groups = static_cast<int32_t>(groups);
+  p.offsets_i64 = d.offsets_dtype == MXQ_DTYPE_INT64;
+  p.swizzled = swz;
+  p.accumulate = d.accumulate;
+  p.alpha = d.alpha;
+  return p;
+}
+
 enum class Sm90Kernel { Fp8Promotion, Bf16Path, Bf16Tma };
 
 class GemmSm90 final : public OpImpl {
@@ -197,16 +215,7 @@ class GemmSm90 final : public OpImpl {
       if (grouped_k(d)) fn_table_ = dev.kernel("mxq_gemm_sm90_bprep_table");
     }
     const bool swz = d.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
-    const int64_t kc = layout::scale_cols(d.k);
-    base_.n = d.n;
-    base_.k = d.k;
-    base_.scale_ld = swz ? layout::swz_cols(kc) : kc;
-    base_.b_scale_stride = layout::scale_bytes(swz, d.n, kc);
-    base_.groups = static_cast<int32_t>(kernel_groups(d));
-    base_.offsets_i64 = d.offsets_dtype == MXQ_DTYPE_INT64;
-    base_.swizzled = swz;
-    base_.accumulate = d.accumulate;
-    base_.alpha = d.alpha;
+    base_ = sm90_base_params(d, kernel_groups(d));
     if (grouped_k(d)) {
       // One A [M, K], one B [N, K]; both scale tensors span the column bound of any token split.
       base_.kgrouped = 1;
@@ -394,17 +403,7 @@ class GemmSm90Decode final : public OpImpl {
     kname_ = fmt::format("mxq_gemm_sm90_decode_{}_{}_{}_t{}_x{}", fp8_tag(d.a_dtype), fp8_tag(d.b_dtype),
                          d.d_dtype == MXQ_DTYPE_FP32 ? "f32" : "bf16", tokens_, ctas_);
     fn_ = dev.kernel(kname_.c_str());
-    const bool swz = d.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
-    const int64_t kc = layout::scale_cols(d.k);
-    base_.n = d.n;
-    base_.k = d.k;
-    base_.scale_ld = swz ? layout::swz_cols(kc) : kc;
-    base_.b_scale_stride = layout::scale_bytes(swz, d.n, kc);
-    base_.groups = static_cast<int32_t>(d.num_groups);
-    base_.offsets_i64 = d.offsets_dtype == MXQ_DTYPE_INT64;
-    base_.swizzled = swz;
-    base_.accumulate = d.accumulate;
-    base_.alpha = d.alpha;
+    base_ = sm90_base_params(d, d.num_groups);
     base_.rows_total = d.m;
     grid_ = ctas_ * dev.sm_count();
     counter_bytes_ = static_cast<size_t>(gemm_sm90_decode_counter_bytes(decode_max_tiles(d, tokens_)));
