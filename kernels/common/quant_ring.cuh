@@ -402,6 +402,14 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
   // the block scans then overlap them), with every row < rows loaded; rows the groups do not cover
   // (past meta.covered) are zeroed in the stage once the table is known (first iteration below).
   int first_nload = 0;
+  // The first ticket and the group offsets are requested before the first tile's loads: behind its
+  // 32 KB they arrived last, and the group table (and the second tile's issue) waited for them
+  // (2048x4096 M-grouped: 0.68 -> 0.80 of copy with 128 groups, 0.75 -> 0.85 with 8).
+  unsigned long long ticket0 = 0;
+  if constexpr (kDyn) {
+    if (threadIdx.x == 0) ticket0 = atomicAdd(p.tile_counter, 1ull);
+  }
+  const GroupOffsets goff = load_group_offsets(p);  // zeros for ungrouped plans, no loads
   if (mgrouped) {
     GroupMeta all;
     all.covered = p.rows;
@@ -409,7 +417,7 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
     first_nload = t0.nload;
     ring_issue_lean<I>(p, t0, stages);
   }
-  if (grouped) build_group_table(p, group_smem, &meta, scan_tmp);
+  if (grouped) build_group_table(p, group_smem, &meta, scan_tmp, goff);
   const GroupView gv(p, group_smem, meta);
   if (mgrouped) build_row_tile_groups(p, gv);
   const bool row = (p.flags & kQuantRowwise) != 0;
@@ -435,7 +443,7 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
   };
   // kDyn: scan_tmp holds the tickets (build_group_table, the only other user, is done with it).
   if constexpr (kDyn) {
-    if (threadIdx.x == 0) scan_tmp[0] = gridDim.x + static_cast<int64_t>(atomicAdd(p.tile_counter, 1ull));
+    if (threadIdx.x == 0) scan_tmp[0] = gridDim.x + static_cast<int64_t>(ticket0);
   }
   if (!mgrouped) ring_issue_lean<I>(p, tile_of(blockIdx.x, cur), stages);
   if constexpr (kDyn) __syncthreads();  // the first ticket is visible

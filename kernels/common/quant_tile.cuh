@@ -61,8 +61,9 @@ struct GroupTableSmem {
 namespace detail {
 
 // Exclusive block scan of one int64 per thread (kQuantThreads threads) with identity `id`;
-// `tmp` holds one entry per warp. Also returns the block total in *total.
-template <typename Op>
+// `tmp` holds one entry per warp. Also returns the block total in *total. kWarpOnly: the scan of
+// one warp alone (only that warp calls it; tmp unused).
+template <bool kWarpOnly = false, typename Op>
 __device__ __forceinline__ int64_t block_exclusive_scan(int64_t v, int64_t id, int64_t* tmp, int64_t* total, Op op) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   int64_t incl = v;
@@ -73,6 +74,10 @@ __device__ __forceinline__ int64_t block_exclusive_scan(int64_t v, int64_t id, i
   }
   int64_t excl = __shfl_up_sync(0xFFFFFFFFu, incl, 1);
   if (lane == 0) excl = id;
+  if constexpr (kWarpOnly) {  // one warp holds all the values: no barriers
+    *total = __shfl_sync(0xFFFFFFFFu, incl, 31);
+    return excl;
+  }
   if (lane == 31) tmp[warp] = incl;
   __syncthreads();
   int64_t prefix = id, all = id;
@@ -100,25 +105,37 @@ __device__ __forceinline__ int64_t group_scale_cols(bool swizzled, int64_t size)
 
 }  // namespace detail
 
-// Builds the block's view of the grouping (all threads call it; contains barriers). Inline plans
-// fill the shared table; table plans only read the totals from the device-built table.
-__device__ __forceinline__ void build_group_table(const QuantizeParams& p, uint8_t* table_base, GroupMeta* meta,
-                                                  int64_t* tmp) {
+// The caller's offsets of this thread's groups (thread i owns groups 4i..4i+3) for an inline
+// table, loaded apart from build_group_table so that a kernel can put them on the wire before its
+// first tile's loads (queued behind the tile's 32 KB they arrive last and the table build waits);
+// 0 past the groups and for plans with the device-built table.
+constexpr int kQuantGroupsPerThread = 4;
+struct GroupOffsets {
+  int64_t o[kQuantGroupsPerThread];
+};
+__device__ __forceinline__ GroupOffsets load_group_offsets(const QuantizeParams& p) {
+  GroupOffsets r;
+  const int64_t g0 = static_cast<int64_t>(threadIdx.x) * kQuantGroupsPerThread;
+  const bool inline_table = (p.flags & kQuantGrouped) && !(p.flags & kQuantGroupTable);
+#pragma unroll
+  for (int j = 0; j < kQuantGroupsPerThread; ++j) {
+    r.o[j] = 0;
+    if (inline_table && g0 + j < p.num_groups)
+      r.o[j] = (p.flags & kQuantOffsetsI64) ? static_cast<const int64_t*>(p.offsets)[g0 + j]
+                                            : static_cast<int64_t>(static_cast<const int32_t*>(p.offsets)[g0 + j]);
+  }
+  return r;
+}
+
+// The inline table from the offsets (build_group_table). kWarp: warp 0 alone (at most
+// 32 * kQuantGroupsPerThread groups), the other warps skip it; else every thread.
+template <bool kWarp>
+__device__ __forceinline__ void fill_inline_group_table(const QuantizeParams& p, uint8_t* table_base,
+                                                        GroupMeta* meta, int64_t* tmp, const GroupOffsets& off) {
   using namespace detail;
   const bool swz = (p.flags & kQuantSwizzled) != 0;
   const int64_t G = p.num_groups;
-  if (p.flags & kQuantGroupTable) {
-    if (threadIdx.x == 0) {
-      const int64_t last_start = G > 1 ? __ldg(p.ends + G - 2) : 0;
-      const int64_t last_size = __ldg(p.ends + G - 1) - last_start;
-      meta->used_tiles = (__ldg(p.row_base + G - 1) + layout::mgroup_row_pad(last_size)) / kQuantTile;
-      meta->covered = __ldg(p.ends + G - 1);
-      meta->total_cols = __ldg(p.col_base + G - 1) + group_scale_cols(swz, last_size);
-    }
-    __syncthreads();
-    return;
-  }
-  constexpr int kPer = 4;  // thread i owns groups 4i..4i+3
+  constexpr int kPer = kQuantGroupsPerThread;
   static_assert(kPer * kQuantThreads >= kQuantInlineGroups, "inline table covers every group");
   GroupTableSmem tab(table_base, G);
   const int64_t g0 = static_cast<int64_t>(threadIdx.x) * kPer;
@@ -126,16 +143,11 @@ __device__ __forceinline__ void build_group_table(const QuantizeParams& p, uint8
   int64_t run = 0;  // running max of the offsets from 0: also the clamp below at 0
 #pragma unroll
   for (int j = 0; j < kPer; ++j) {
-    if (g0 + j < G) {
-      const int64_t o = (p.flags & kQuantOffsetsI64)
-                            ? static_cast<const int64_t*>(p.offsets)[g0 + j]
-                            : static_cast<int64_t>(static_cast<const int32_t*>(p.offsets)[g0 + j]);
-      run = o > run ? o : run;
-    }
+    if (g0 + j < G) run = off.o[j] > run ? off.o[j] : run;
     end[j] = run;
   }
   int64_t all_max;
-  const int64_t carry = block_exclusive_scan(run, 0, tmp, &all_max, Max64{});
+  const int64_t carry = block_exclusive_scan<kWarp>(run, 0, tmp, &all_max, Max64{});
   // ends[g] = min(rows, max(0, o_0..o_g)): a non-decreasing partition of [0, rows].
   const int64_t first = carry < p.rows ? carry : p.rows;
   int64_t prev = first, ntiles = 0, ncols = 0;
@@ -151,11 +163,11 @@ __device__ __forceinline__ void build_group_table(const QuantizeParams& p, uint8
     ncols += group_scale_cols(swz, size[j]);
   }
   int64_t used_tiles, total_cols;
-  int64_t tile_base = block_exclusive_scan(ntiles, 0, tmp, &used_tiles, Sum64{});
+  int64_t tile_base = block_exclusive_scan<kWarp>(ntiles, 0, tmp, &used_tiles, Sum64{});
   // Columnwise scale columns: only columnwise plans read them (a rowwise plan skips one block scan).
   int64_t col_base = 0;
   total_cols = 0;
-  if (p.flags & kQuantColwise) col_base = block_exclusive_scan(ncols, 0, tmp, &total_cols, Sum64{});
+  if (p.flags & kQuantColwise) col_base = block_exclusive_scan<kWarp>(ncols, 0, tmp, &total_cols, Sum64{});
   int64_t start = first;
 #pragma unroll
   for (int j = 0; j < kPer; ++j) {
@@ -174,7 +186,41 @@ __device__ __forceinline__ void build_group_table(const QuantizeParams& p, uint8
     meta->covered = all_max < p.rows ? all_max : p.rows;
     meta->total_cols = total_cols;
   }
+}
+
+// Builds the block's view of the grouping (all threads call it; contains barriers). Inline plans
+// fill the shared table from `off` (load_group_offsets); table plans only read the totals from the
+// device-built table.
+__device__ __forceinline__ void build_group_table(const QuantizeParams& p, uint8_t* table_base, GroupMeta* meta,
+                                                  int64_t* tmp, const GroupOffsets& off) {
+  using namespace detail;
+  const bool swz = (p.flags & kQuantSwizzled) != 0;
+  const int64_t G = p.num_groups;
+  if (p.flags & kQuantGroupTable) {
+    if (threadIdx.x == 0) {
+      const int64_t last_start = G > 1 ? __ldg(p.ends + G - 2) : 0;
+      const int64_t last_size = __ldg(p.ends + G - 1) - last_start;
+      meta->used_tiles = (__ldg(p.row_base + G - 1) + layout::mgroup_row_pad(last_size)) / kQuantTile;
+      meta->covered = __ldg(p.ends + G - 1);
+      meta->total_cols = __ldg(p.col_base + G - 1) + group_scale_cols(swz, last_size);
+    }
+    __syncthreads();
+    return;
+  }
+  // Up to 128 groups (the common MoE case) all sit in warp 0: its scans need no block barriers, so
+  // the table is ready after one barrier instead of five (the build is on every block's path to its
+  // first tile's scale rows).
+  if (G <= 32 * kQuantGroupsPerThread) {
+    if (threadIdx.x < 32) fill_inline_group_table<true>(p, table_base, meta, tmp, off);
+  } else {
+    fill_inline_group_table<false>(p, table_base, meta, tmp, off);
+  }
   __syncthreads();
+}
+
+__device__ __forceinline__ void build_group_table(const QuantizeParams& p, uint8_t* table_base, GroupMeta* meta,
+                                                  int64_t* tmp) {
+  build_group_table(p, table_base, meta, tmp, load_group_offsets(p));
 }
 
 // Tile indices fit 32 bits (the launcher checks tiles_c * tiles_r * batch <= INT_MAX), so the
