@@ -46,8 +46,11 @@ class AttnFwdSm90 final : public OpImpl {
     // MXQ_ATTN_SM90_PINGPONG=0 selects the variant whose math warpgroups do not take turns
     // (docs/ENVIRONMENT.md; for measurements).
     const char* pp = std::getenv("MXQ_ATTN_SM90_PINGPONG");
-    kname_ = fmt::format("mxq_attn_fwd_sm90_d{}{}", d.head_dim, pp && pp[0] == '0' ? "_nopp" : "");
-    prep_name_ = fmt::format("mxq_attn_prep_sm90_d{}", d.head_dim);
+    const char* x = std::getenv("MXQ_ATTN_FWD_X");  // TEMPORARY (measurement): "inl" = in-kernel K/V conversion
+    inline_ = x && std::strcmp(x, "inl") == 0;
+    kname_ = fmt::format("mxq_attn_fwd_sm90_d{}{}", d.head_dim,
+                         inline_ ? "_inl" : pp && pp[0] == '0' ? "_nopp" : "");
+    prep_name_ = inline_ ? std::string("mxq_attn_zero_sm90") : fmt::format("mxq_attn_prep_sm90_d{}", d.head_dim);
     fn_ = dev.kernel(kname_.c_str());
     prep_ = dev.kernel(prep_name_.c_str());
     const bool swz = d.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
@@ -124,8 +127,18 @@ class AttnFwdSm90 final : public OpImpl {
     p.ws_v = p.ws_k + rows * d_.head_dim;
     encode(p.ws_k, rows, p.tmap_k);
     encode(p.ws_v, rows, p.tmap_v);
+    p.tile_state = reinterpret_cast<uint32_t*>(p.ws_v + rows * d_.head_dim);
+    p.n_units = static_cast<int32_t>(rows / kAttnSm90TileKV);
+    const int64_t ctas = layout::ceil_div(d_.seqlen_q, kAttnSm90TileQ) * d_.heads_q * d_.batch;
+    p.quota = static_cast<int32_t>(layout::ceil_div(int64_t(p.n_units), ctas));
+    if (const char* qm = std::getenv("MXQ_ATTN_FWD_Q")) p.quota *= std::max(1, std::atoi(qm));  // TEMPORARY
     void* params[] = {&p};
-    {
+    if (inline_) {
+      Dim3 g, b;
+      g.x = static_cast<unsigned>(std::min<int64_t>(layout::ceil_div(int64_t(p.n_units) + 1, 256), 1024));
+      b.x = 256;
+      dev_.launch(prep_, g, b, 0, stream, params, prep_name_.c_str());
+    } else {
       const int64_t chunks = rows * (d_.head_dim / 16) * 5 / 4;  // K chunks, then V items of 4 chunks
       Dim3 g, b;
       g.x = static_cast<unsigned>(std::min<int64_t>(layout::ceil_div(chunks, kAttnSm90PrepThreads),
@@ -156,6 +169,7 @@ class AttnFwdSm90 final : public OpImpl {
   Device& dev_;
   CUfunction fn_ = nullptr, prep_ = nullptr;
   std::string kname_, prep_name_;
+  bool inline_ = false;
   AttnFwdSm90Params base_{};
 };
 
