@@ -222,47 +222,79 @@ __device__ __forceinline__ void st_release_gpu(uint32_t* a, uint32_t v) {
 }
 __device__ __forceinline__ void fence_proxy_async_global() { asm volatile("fence.proxy.async.global;" ::: "memory"); }
 
-// The in-kernel converters' form of a V item (few registers): 8 columns (one 8-byte half of column
-// chunk col, hf = 0/1) of rows q, q+8, q+16, q+24 of 32-key block c of entry e; 8 scales.
+// The converters' staging area in shared memory (kInline; attn_sm90_smem_bytes_inl): the unit's FP8
+// K and V rows, then K's scales as floats [128][D/32] and V's [4][D] (the tile's four 32-key blocks).
+// Converts unit u with the n converter threads (this one i; named barrier bar over them): the FP8
+// rows land in shared memory by cp.async (one memory round trip for the whole unit), the scale bytes
+// through registers as floats, then each thread dequantizes from shared memory and stores bf16 rows
+// (rows at or past the sequence's length as zeros: the prepass's bits exactly). Ends with the
+// writes fenced for the async proxy and the GPU; the caller publishes after a barrier.
 template <int D>
-__device__ __forceinline__ void conv_v_item(const AttnFwdSm90Params& p, int e, int c, int q, int col, int hf) {
-  const SeqRows seq = attn::seq_rows(p.bshd, p.cu_kv, p.seqlen_kv, p.heads_kv, e / p.heads_kv, e % p.heads_kv);
-  const int s0 = 32 * c + q;
-  float sc[8];
-  if (s0 < seq.len) {
-    const uint8_t* es = p.v_scales + static_cast<int64_t>(e) * p.v_scale_entry;
-#pragma unroll
-    for (int t = 0; t < 8; ++t) {
-      const int d = col * 16 + hf * 8 + t;
-      sc[t] = dev::ue8m0_to_f32(
-          __ldg(es + (p.swizzled ? layout::swizzled_offset(d, c, p.s_scale_ld) : int64_t(d) * p.s_scale_ld + c)));
-    }
-  }
-#pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    const int s = s0 + 8 * k;
-    uint4 o = make_uint4(0u, 0u, 0u, 0u);
-    if (s < seq.len) {
-      const uint2 raw = __ldg(reinterpret_cast<const uint2*>(p.v + seq.row(s) * D + col * 16 + hf * 8));
-      o.x = attn::e4m3x2_to_bf16x2(raw.x & 0xFFFFu, sc[0], sc[1]);
-      o.y = attn::e4m3x2_to_bf16x2(raw.x >> 16, sc[2], sc[3]);
-      o.z = attn::e4m3x2_to_bf16x2(raw.y & 0xFFFFu, sc[4], sc[5]);
-      o.w = attn::e4m3x2_to_bf16x2(raw.y >> 16, sc[6], sc[7]);
-    }
-    *reinterpret_cast<uint4*>(p.ws_v + (static_cast<int64_t>(e) * p.kv_pad + s) * D + col * 16 + hf * 8) = o;
-  }
-}
-
-// Converts unit u (K and V of 128 keys) with n threads, this one being i; then fences its writes.
-template <int D>
-__device__ __forceinline__ void convert_unit(const AttnFwdSm90Params& p, int u, int i, int n) {
-  constexpr int kCPR = D / 16;
+__device__ __forceinline__ void convert_unit_staged(const AttnFwdSm90Params& p, int u, int i, int n, int bar,
+                                                    uint8_t* stage) {
+  constexpr int kCPR = D / 16, kSPR = D / 32;
   const int tpe = p.kv_pad / kTileKV;
   const int e = u / tpe, t = u % tpe;
-#pragma unroll 1
-  for (int idx = i; idx < kTileKV * kCPR; idx += n) prep_k_chunk<D>(p, e, t * kTileKV + idx / kCPR, idx % kCPR);
-  for (int idx = i; idx < (kTileKV / 32) * 8 * kCPR * 2; idx += n)
-    conv_v_item<D>(p, e, t * (kTileKV / 32) + idx / (16 * kCPR), (idx / (2 * kCPR)) % 8, (idx >> 1) % kCPR, idx & 1);
+  const SeqRows seq = attn::seq_rows(p.bshd, p.cu_kv, p.seqlen_kv, p.heads_kv, e / p.heads_kv, e % p.heads_kv);
+  const int len = static_cast<int>(seq.len), s_base = t * kTileKV;
+  uint8_t* sk8 = stage;
+  uint8_t* sv8 = stage + kTileKV * D;
+  float* ksc = reinterpret_cast<float*>(stage + 2 * kTileKV * D);  // [128][kSPR]
+  float* vsc = ksc + kTileKV * kSPR;                                 // [4][D]
+  for (int idx = i; idx < kTileKV * kCPR; idx += n) {
+    const int r = idx / kCPR, col = idx % kCPR, s = s_base + r;
+    const bool ok = s < len;
+    const int64_t off = ok ? seq.row(s) * D + col * 16 : 0;
+    ptx::cp_async_16_zfill(ptx::smem_addr(sk8 + r * D + col * 16), p.k + off, ok);
+    ptx::cp_async_16_zfill(ptx::smem_addr(sv8 + r * D + col * 16), p.v + off, ok);
+  }
+  ptx::cp_async_commit();
+  for (int idx = i; idx < kTileKV * kSPR; idx += n) {
+    const int r = idx / kSPR, c = idx % kSPR, s = s_base + r;
+    float f = 0.0f;
+    if (s < len)
+      f = dev::ue8m0_to_f32(__ldg(p.k_scales + attn::along_d_scale_offset(p.swizzled, seq.row(s), c, p.d_scale_ld)));
+    ksc[idx] = f;
+  }
+  {
+    const uint8_t* es = p.v_scales + static_cast<int64_t>(e) * p.v_scale_entry;
+    for (int idx = i; idx < 4 * D; idx += n) {
+      const int cb = idx / D, d = idx % D, c = t * (kTileKV / 32) + cb;
+      float f = 0.0f;
+      if (32 * c < len)
+        f = dev::ue8m0_to_f32(
+            __ldg(es + (p.swizzled ? layout::swizzled_offset(d, c, p.s_scale_ld) : int64_t(d) * p.s_scale_ld + c)));
+      vsc[idx] = f;
+    }
+  }
+  ptx::cp_async_wait_all();
+  ptx::named_barrier_sync(bar, n);
+  for (int idx = i; idx < kTileKV * kCPR; idx += n) {
+    const int r = idx / kCPR, col = idx % kCPR, s = s_base + r;
+    uint4 lo = make_uint4(0u, 0u, 0u, 0u), hi = lo;
+    if (s < len) {
+      const uint4 raw = *reinterpret_cast<const uint4*>(sk8 + r * D + col * 16);
+      const float sc = ksc[r * kSPR + (col >> 1)];
+      dequant16<true>(raw, &sc, lo, hi);
+    }
+    uint4* out = reinterpret_cast<uint4*>(p.ws_k + (static_cast<int64_t>(e) * p.kv_pad + s) * D + col * 16);
+    out[0] = lo;
+    out[1] = hi;
+  }
+  for (int idx = i; idx < kTileKV * kCPR * 2; idx += n) {
+    const int r = idx / (2 * kCPR), c8 = idx % (2 * kCPR), s = s_base + r;  // 8 columns from 8 c8
+    uint4 o = make_uint4(0u, 0u, 0u, 0u);
+    if (s < len) {
+      const uint2 raw = *reinterpret_cast<const uint2*>(sv8 + r * D + c8 * 8);
+      const float4 a = *reinterpret_cast<const float4*>(vsc + (r >> 5) * D + c8 * 8);
+      const float4 b = *reinterpret_cast<const float4*>(vsc + (r >> 5) * D + c8 * 8 + 4);
+      o.x = attn::e4m3x2_to_bf16x2(raw.x & 0xFFFFu, a.x, a.y);
+      o.y = attn::e4m3x2_to_bf16x2(raw.x >> 16, a.z, a.w);
+      o.z = attn::e4m3x2_to_bf16x2(raw.y & 0xFFFFu, b.x, b.y);
+      o.w = attn::e4m3x2_to_bf16x2(raw.y >> 16, b.z, b.w);
+    }
+    *reinterpret_cast<uint4*>(p.ws_v + (static_cast<int64_t>(e) * p.kv_pad + s) * D + c8 * 8) = o;
+  }
   fence_proxy_async_global();
   __threadfence();
 }
@@ -287,7 +319,7 @@ __device__ __forceinline__ uint64_t desc_nmajor128(uint32_t smem_addr) {
 
 // kPingPong: the two math warpgroups take turns issuing their tensor-core work (named barriers
 // 3 and 4), so one warpgroup's softmax runs while the other's GEMMs occupy the tensor cores.
-template <int D, bool kPingPong, bool kInline = false>
+template <int D, bool kPingPong, bool kInline = false, bool kLowRegs = false>
 __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int kPanels = D / 64;
@@ -305,7 +337,12 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
   auto full_v = [&](int st) { return bars + kSt + st; };
   auto empty_k = [&](int st) { return bars + 2 * kSt + st; };
   auto empty_v = [&](int st) { return bars + 3 * kSt + st; };
-  volatile int* conv_slot = reinterpret_cast<volatile int*>(bars + 4 * kSt);  // kInline: the converters' unit
+  // kInline: the converters' unit, the unit the TMA thread waits for (-1: none), "all tiles issued",
+  // and the converters' staging area.
+  volatile int* conv_slot = reinterpret_cast<volatile int*>(bars + 4 * kSt);
+  volatile int* need_slot = conv_slot + 1;
+  volatile int* done_flag = conv_slot + 2;
+  uint8_t* conv_stage = reinterpret_cast<uint8_t*>(bars) + 128;
 
   const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31, warp = (tid >> 5) & 3;
   // Causal masks make late query blocks the longest: start them first.
@@ -333,10 +370,14 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       ptx::mbar_init(empty_v(st), 2 * 128);
     }
     ptx::mbar_fence_init();
+    if constexpr (kInline) {
+      *need_slot = -1;
+      *done_flag = 0;
+    }
   }
   __syncthreads();
 
-  constexpr int kProdRegs = kInline ? 40 : 24, kMathRegs = kInline ? 232 : 240;  // 128 x 40 + 256 x 232 = 384 x 168
+  constexpr int kProdRegs = kInline || kLowRegs ? 40 : 24, kMathRegs = kInline || kLowRegs ? 232 : 240;  // 128 x 40 + 256 x 232 = 384 x 168
   if (wg == 0) {  // producer: one thread issues every TMA load
     ptx::setmaxnreg_dec<kProdRegs>();
     const int row_base = (b * p.heads_kv + hk) * p.kv_pad;
@@ -370,7 +411,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       asm volatile("griddepcontrol.wait;" ::: "memory");
       const int tpe = p.kv_pad / kTileKV, e = b * p.heads_kv + hk;
       uint32_t* const state = p.tile_state;
-      if (warp == 0) {  // the TMA warp: lane 0 issues; the warp converts a unit nobody has claimed
+      if (warp == 0) {  // the TMA warp: lane 0 issues; a unit nobody has claimed goes to this CTA's converters
         if (n_tiles > 0) {
           if (lane == 0) {
             ptx::tma_prefetch_desc(p.tmap_k);
@@ -386,28 +427,15 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
               ready = __ballot_sync(0xFFFFFFFFu, sv_ == 2u);
               fresh = true;
             }
-            if (!((ready >> (t - ready_base)) & 1u)) {
-              fresh = true;
-              const int u = e * tpe + t;
-              for (;;) {
-                uint32_t st_ = 0;
-                if (lane == 0) {
-                  st_ = ld_acquire_gpu(state + u);
-                  if (st_ == 0u) st_ = atomicCAS(state + u, 0u, 1u) == 0u ? 3u : 1u;  // 3: claimed here
-                }
-                st_ = __shfl_sync(0xFFFFFFFFu, st_, 0);
-                if (st_ == 2u) break;
-                if (st_ == 3u) {
-                  convert_unit<D>(p, u, lane, 32);
-                  __syncwarp();
-                  if (lane == 0) st_release_gpu(state + u, 2u);
-                  break;
-                }
-                __nanosleep(256);
-              }
-            }
-            __syncwarp();
             if (lane == 0) {
+              if (!((ready >> (t - ready_base)) & 1u)) {
+                fresh = true;
+                const int u = e * tpe + t;
+                for (uint32_t st_; (st_ = ld_acquire_gpu(state + u)) != 2u;) {
+                  if (st_ == 0u && *need_slot != u) *need_slot = u;  // this CTA's converters claim it
+                  __nanosleep(200);
+                }
+              }
               if (fresh) {
                 __threadfence();  // the other lanes' acquires (ordered by the warp barrier) before the loads
                 fence_proxy_async_global();
@@ -417,7 +445,8 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
             __syncwarp();
           }
         }
-      } else {  // warps 1-3: convert this CTA's own unit, then up to quota units ahead from the counter
+        if (lane == 0) *done_flag = 1;
+      } else {  // warps 1-3: units the TMA thread waits for, this CTA's own unit, up to quota units ahead
         const int wtid = tid - 32;
         const int group = p.heads_q / p.heads_kv;
         const int own_t = (h % group) * static_cast<int>(gridDim.x) + qb;
@@ -426,27 +455,33 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
         for (;;) {
           if (wtid == 0) {
             int u = -1;
-            if (!own_tried) {
+            const int need = *need_slot;
+            if (need >= 0) {
+              *need_slot = -1;  // the TMA thread posts it again while it still finds it untouched
+              if (atomicCAS(state + need, 0u, 1u) == 0u) u = need;
+            } else if (!own_tried) {
               own_tried = true;
               if (own_t < tpe && atomicCAS(state + e * tpe + own_t, 0u, 1u) == 0u) u = e * tpe + own_t;
-            }
-            while (u < 0 && converted < p.quota) {
+            } else if (converted < p.quota && n_tiles >= p.conv_min_tiles) {
               const int v = static_cast<int>(atomicAdd(state + p.n_units, 1u));
-              if (v >= p.n_units) {
-                converted = p.quota;
-                break;
-              }
-              if (atomicCAS(state + v, 0u, 1u) == 0u) {
+              if (v >= p.n_units) converted = p.quota;
+              else if (atomicCAS(state + v, 0u, 1u) == 0u) {
                 u = v;
                 ++converted;
               }
+            } else if (*done_flag) {
+              u = -2;
+            } else {
+              __nanosleep(1000);
             }
             *conv_slot = u;
           }
           ptx::named_barrier_sync(5, 96);
           const int u = *conv_slot;
-          if (u < 0) break;
-          convert_unit<D>(p, u, wtid, 96);
+          ptx::named_barrier_sync(5, 96);  // everyone has read the slot
+          if (u == -2) break;
+          if (u < 0) continue;
+          convert_unit_staged<D>(p, u, wtid, 96, 5, conv_stage);
           ptx::named_barrier_sync(5, 96);
           if (wtid == 0) st_release_gpu(state + u, 2u);
         }
@@ -670,6 +705,10 @@ extern "C" __global__ void __launch_bounds__(256) mxq_attn_zero_sm90(const __gri
   extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)                                 \
       mxq_attn_fwd_sm90_d##D##_inl(const __grid_constant__ mxq::AttnFwdSm90Params p) {                   \
     mxq::sm90attn::attn_fwd_body<D, true, true>(p);                                                      \
+  }                                                                                                      \
+  extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)                                 \
+      mxq_attn_fwd_sm90_d##D##_r232(const __grid_constant__ mxq::AttnFwdSm90Params p) {                  \
+    mxq::sm90attn::attn_fwd_body<D, true, false, true>(p);                                               \
   }
 
 MXQ_ATTN_FWD_KERNELS(64)

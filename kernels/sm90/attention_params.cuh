@@ -42,6 +42,7 @@ struct alignas(64) AttnFwdSm90Params {
   uint32_t* tile_state;
   int32_t n_units;           // B * Hkv * kv_pad / 128
   int32_t quota;             // units each CTA's converter warps take from the counter at most
+  int32_t conv_min_tiles;    // a CTA takes units from the counter only with at least this many key tiles
 };
 
 // Geometry shared with the launcher: a CTA owns 128 query rows of one (batch, head): a producer
@@ -54,7 +55,12 @@ constexpr int kAttnSm90TileKV = 128;
 
 // Dynamic shared memory for head dim D: 1 KiB alignment slack, Q, two K and two V tiles (each
 // 128 x D bf16) and the pipeline's 8 mbarriers.
-constexpr int64_t attn_sm90_smem_bytes(int64_t d) { return 1024 + 5 * 128 * d * 2 + 8 * 8 + 8; }
+constexpr int64_t attn_sm90_smem_bytes(int64_t d) { return 1024 + 5 * 128 * d * 2 + 8 * 8; }
+// The in-kernel-conversion kernels (_inl): 128 bytes of barriers and slots, then the converters'
+// staging area (the unit's FP8 K and V rows, K's and V's scales as floats).
+constexpr int64_t attn_sm90_smem_bytes_inl(int64_t d) {
+  return 1024 + 5 * 128 * d * 2 + 128 + 2 * 128 * d + 4 * (128 * d / 32) + 4 * 4 * d;
+}
 // Rows of each (batch, KV head) in the bf16 K / V workspace, and the workspace size.
 constexpr int64_t attn_sm90_kv_pad(int64_t seqlen_kv) { return (seqlen_kv + 127) / 128 * 128; }
 constexpr int64_t attn_sm90_workspace_bytes(int64_t batch, int64_t heads_kv, int64_t seqlen_kv, int64_t d) {

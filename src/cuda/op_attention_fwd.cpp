@@ -34,7 +34,7 @@ std::string attn_fwd_supports(const AttentionDesc& d, const DeviceInfo& dev) {
   const int64_t kv_rows = d.batch * d.heads_kv * attn_sm90_kv_pad(d.seqlen_kv);
   if (kv_rows >= (int64_t(1) << 31))
     return fmt::format("B x Hkv x padded Skv = {} rows exceed the TMA coordinate range (2^31)", kv_rows);
-  const int64_t smem = attn_sm90_smem_bytes(d.head_dim);
+  const int64_t smem = attn_sm90_smem_bytes_inl(d.head_dim);
   if (smem > dev.smem_optin)
     return fmt::format("needs {} bytes of shared memory per block, the device allows {}", smem, dev.smem_optin);
   return {};
@@ -48,8 +48,9 @@ class AttnFwdSm90 final : public OpImpl {
     const char* pp = std::getenv("MXQ_ATTN_SM90_PINGPONG");
     const char* x = std::getenv("MXQ_ATTN_FWD_X");  // TEMPORARY (measurement): "inl" = in-kernel K/V conversion
     inline_ = x && std::strcmp(x, "inl") == 0;
+    const bool r232 = x && std::strcmp(x, "r232") == 0;
     kname_ = fmt::format("mxq_attn_fwd_sm90_d{}{}", d.head_dim,
-                         inline_ ? "_inl" : pp && pp[0] == '0' ? "_nopp" : "");
+                         inline_ ? "_inl" : r232 ? "_r232" : pp && pp[0] == '0' ? "_nopp" : "");
     prep_name_ = inline_ ? std::string("mxq_attn_zero_sm90") : fmt::format("mxq_attn_prep_sm90_d{}", d.head_dim);
     fn_ = dev.kernel(kname_.c_str());
     prep_ = dev.kernel(prep_name_.c_str());
@@ -132,6 +133,8 @@ class AttnFwdSm90 final : public OpImpl {
     const int64_t ctas = layout::ceil_div(d_.seqlen_q, kAttnSm90TileQ) * d_.heads_q * d_.batch;
     p.quota = static_cast<int32_t>(layout::ceil_div(int64_t(p.n_units), ctas));
     if (const char* qm = std::getenv("MXQ_ATTN_FWD_Q")) p.quota *= std::max(1, std::atoi(qm));  // TEMPORARY
+    p.conv_min_tiles = 0;
+    if (const char* mt = std::getenv("MXQ_ATTN_FWD_MT")) p.conv_min_tiles = std::atoi(mt);  // TEMPORARY
     void* params[] = {&p};
     if (inline_) {
       Dim3 g, b;
@@ -153,7 +156,9 @@ class AttnFwdSm90 final : public OpImpl {
     b.x = kAttnSm90Threads;
     // A programmatic dependent launch: its blocks start (barrier setup, Q dequantized) while the
     // prepass finishes; the producer's griddepcontrol.wait orders its first workspace read.
-    dev_.launch(fn_, g, b, static_cast<size_t>(attn_sm90_smem_bytes(d_.head_dim)), stream, params, kname_.c_str(),
+    dev_.launch(fn_, g, b,
+                static_cast<size_t>(inline_ ? attn_sm90_smem_bytes_inl(d_.head_dim) : attn_sm90_smem_bytes(d_.head_dim)),
+                stream, params, kname_.c_str(),
                 /*programmatic=*/true);
   }
 
