@@ -339,9 +339,10 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
   auto empty_v = [&](int st) { return bars + 3 * kSt + st; };
   // kInline: the converters' unit, the unit the TMA thread waits for (-1: none), "all tiles issued",
   // and the converters' staging area.
+  // need_slot and done_flag pass between warps without a barrier: shared-memory atomics only.
   volatile int* conv_slot = reinterpret_cast<volatile int*>(bars + 4 * kSt);
-  volatile int* need_slot = conv_slot + 1;
-  volatile int* done_flag = conv_slot + 2;
+  int* need_slot = const_cast<int*>(conv_slot) + 1;
+  int* done_flag = const_cast<int*>(conv_slot) + 2;
   uint8_t* conv_stage = reinterpret_cast<uint8_t*>(bars) + 128;
 
   const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31, warp = (tid >> 5) & 3;
@@ -432,7 +433,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
                 fresh = true;
                 const int u = e * tpe + t;
                 for (uint32_t st_; (st_ = ld_acquire_gpu(state + u)) != 2u;) {
-                  if (st_ == 0u && *need_slot != u) *need_slot = u;  // this CTA's converters claim it
+                  if (st_ == 0u) atomicExch(need_slot, u);  // this CTA's converters claim it
                   __nanosleep(200);
                 }
               }
@@ -445,7 +446,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
             __syncwarp();
           }
         }
-        if (lane == 0) *done_flag = 1;
+        if (lane == 0) atomicExch(done_flag, 1);
       } else {  // warps 1-3: units the TMA thread waits for, this CTA's own unit, up to quota units ahead
         const int wtid = tid - 32;
         const int group = p.heads_q / p.heads_kv;
@@ -455,21 +456,20 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
         for (;;) {
           if (wtid == 0) {
             int u = -1;
-            const int need = *need_slot;
+            const int need = atomicExch(need_slot, -1);  // posted again while the TMA thread finds it untouched
             if (need >= 0) {
-              *need_slot = -1;  // the TMA thread posts it again while it still finds it untouched
               if (atomicCAS(state + need, 0u, 1u) == 0u) u = need;
             } else if (!own_tried) {
               own_tried = true;
               if (own_t < tpe && atomicCAS(state + e * tpe + own_t, 0u, 1u) == 0u) u = e * tpe + own_t;
-            } else if (converted < p.quota && n_tiles >= p.conv_min_tiles) {
+            } else if (converted < p.quota) {
               const int v = static_cast<int>(atomicAdd(state + p.n_units, 1u));
               if (v >= p.n_units) converted = p.quota;
               else if (atomicCAS(state + v, 0u, 1u) == 0u) {
                 u = v;
                 ++converted;
               }
-            } else if (*done_flag) {
+            } else if (atomicAdd(done_flag, 0) != 0) {
               u = -2;
             } else {
               __nanosleep(1000);

@@ -42,7 +42,6 @@ struct alignas(64) AttnFwdSm90Params {
   uint32_t* tile_state;
   int32_t n_units;           // B * Hkv * kv_pad / 128
   int32_t quota;             // units each CTA's converter warps take from the counter at most
-  int32_t conv_min_tiles;    // a CTA takes units from the counter only with at least this many key tiles
 };
 
 // Geometry shared with the launcher: a CTA owns 128 query rows of one (batch, head): a producer

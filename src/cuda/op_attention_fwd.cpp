@@ -132,9 +132,7 @@ class AttnFwdSm90 final : public OpImpl {
     p.n_units = static_cast<int32_t>(rows / kAttnSm90TileKV);
     const int64_t ctas = layout::ceil_div(d_.seqlen_q, kAttnSm90TileQ) * d_.heads_q * d_.batch;
     p.quota = static_cast<int32_t>(layout::ceil_div(int64_t(p.n_units), ctas));
-    if (const char* qm = std::getenv("MXQ_ATTN_FWD_Q")) p.quota *= std::max(1, std::atoi(qm));  // TEMPORARY
-    p.conv_min_tiles = 0;
-    if (const char* mt = std::getenv("MXQ_ATTN_FWD_MT")) p.conv_min_tiles = std::atoi(mt);  // TEMPORARY
+
     void* params[] = {&p};
     if (inline_) {
       Dim3 g, b;
