@@ -25,7 +25,15 @@
 //     warpgroup's own (no longer read) Q rows in shared memory, as whole-row 16-byte stores;
 //   - the main kernel is launched as a programmatic dependent of the prepass: its blocks may start
 //     (barriers, Q) while the prepass finishes, and the producer waits (griddepcontrol.wait: the
-//     prepass complete and its writes visible) before its first TMA load of the workspace.
+//     prepass complete and its writes visible) before its first TMA load of the workspace;
+//   - at D = 128 (the default kernel mxq_attn_fwd_sm90_d128_inl) there is no prepass: the same
+//     workspace tiles are converted by the main kernel's producer warpgroup, each 128-key unit of
+//     one (batch, KV head) once, claimed through a state word (a tiny kernel clears the words and
+//     precedes the main kernel as above). Warps 1-3 convert this CTA's own unit and then units
+//     ahead of the running CTAs (a counter), the TMA thread acquires a unit's "ready" before its
+//     loads and hands a unit nobody has claimed to its own converter warps: nothing ever waits on
+//     a CTA that is not running. Conversion moved off the critical path costs issue slots instead:
+//     at D = 64 (half the tensor work per converted element) that was slower (PERFORMANCE.md).
 //
 // Masks and lengths: keys at or past the sequence length, and keys a causal mask hides, get
 // S = -inf before the row max; rows with no visible key produce O = 0 and LSE = -inf. Rows and keys
@@ -319,7 +327,10 @@ __device__ __forceinline__ uint64_t desc_nmajor128(uint32_t smem_addr) {
 
 // kPingPong: the two math warpgroups take turns issuing their tensor-core work (named barriers
 // 3 and 4), so one warpgroup's softmax runs while the other's GEMMs occupy the tensor cores.
-template <int D, bool kPingPong, bool kInline = false, bool kLowRegs = false>
+// kInline: K/V converted inside this kernel (the workspace's units claimed through state words,
+// see convert_unit_staged), else by the prepass. kProdRegs / kMathRegs: the setmaxnreg split
+// (128 x kProdRegs + 256 x kMathRegs <= 384 x 168, the registers the CTA is launched with).
+template <int D, bool kPingPong, bool kInline, int kProdRegs, int kMathRegs>
 __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int kPanels = D / 64;
@@ -378,7 +389,8 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
   }
   __syncthreads();
 
-  constexpr int kProdRegs = kInline || kLowRegs ? 40 : 24, kMathRegs = kInline || kLowRegs ? 232 : 240;  // 128 x 40 + 256 x 232 = 384 x 168
+  static_assert(128 * kProdRegs + 256 * kMathRegs <= 384 * 168, "setmaxnreg would wait for registers forever");
+  static_assert(!kInline || kProdRegs >= 40, "the converter warps need 40 registers");
   if (wg == 0) {  // producer: one thread issues every TMA load
     ptx::setmaxnreg_dec<kProdRegs>();
     const int row_base = (b * p.heads_kv + hk) * p.kv_pad;
@@ -689,27 +701,27 @@ extern "C" __global__ void __launch_bounds__(256) mxq_attn_zero_sm90(const __gri
   mxq::sm90attn::attn_zero_body(p);
 }
 
+// The prepass and the variant without turns (MXQ_ATTN_SM90_PINGPONG=0) for both head dims; the
+// default kernels: D = 64 after the prepass, D = 128 with the conversion in the kernel
+// (PERFORMANCE.md "Seventh session": measured faster there, slower at D = 64).
 #define MXQ_ATTN_FWD_KERNELS(D)                                                                          \
   extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90PrepThreads)                                \
       mxq_attn_prep_sm90_d##D(const __grid_constant__ mxq::AttnFwdSm90Params p) {                        \
     mxq::sm90attn::attn_prep_body<D>(p);                                                                 \
   }                                                                                                      \
   extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)                                 \
-      mxq_attn_fwd_sm90_d##D(const __grid_constant__ mxq::AttnFwdSm90Params p) {                         \
-    mxq::sm90attn::attn_fwd_body<D, true>(p);                                                            \
-  }                                                                                                      \
-  extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)                                 \
       mxq_attn_fwd_sm90_d##D##_nopp(const __grid_constant__ mxq::AttnFwdSm90Params p) {                  \
-    mxq::sm90attn::attn_fwd_body<D, false>(p);                                                           \
-  }                                                                                                      \
-  extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)                                 \
-      mxq_attn_fwd_sm90_d##D##_inl(const __grid_constant__ mxq::AttnFwdSm90Params p) {                   \
-    mxq::sm90attn::attn_fwd_body<D, true, true>(p);                                                      \
-  }                                                                                                      \
-  extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)                                 \
-      mxq_attn_fwd_sm90_d##D##_r232(const __grid_constant__ mxq::AttnFwdSm90Params p) {                  \
-    mxq::sm90attn::attn_fwd_body<D, true, false, true>(p);                                               \
+    mxq::sm90attn::attn_fwd_body<D, false, false, 24, 240>(p);                                           \
   }
 
 MXQ_ATTN_FWD_KERNELS(64)
 MXQ_ATTN_FWD_KERNELS(128)
+
+extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
+    mxq_attn_fwd_sm90_d64(const __grid_constant__ mxq::AttnFwdSm90Params p) {
+  mxq::sm90attn::attn_fwd_body<64, true, false, 40, 232>(p);
+}
+extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
+    mxq_attn_fwd_sm90_d128_inl(const __grid_constant__ mxq::AttnFwdSm90Params p) {
+  mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232>(p);
+}
