@@ -25,7 +25,15 @@
 //     warpgroup's own (no longer read) Q rows in shared memory, as whole-row 16-byte stores;
 //   - the main kernel is launched as a programmatic dependent of the prepass: its blocks may start
 //     (barriers, Q) while the prepass finishes, and the producer waits (griddepcontrol.wait: the
-//     prepass complete and its writes visible) before its first TMA load of the workspace.
+//     prepass complete and its writes visible) before its first TMA load of the workspace;
+//   - at D = 128 (the default kernel mxq_attn_fwd_sm90_d128_inl) there is no prepass: the same
+//     workspace tiles are converted by the main kernel's producer warpgroup, each 128-key unit of
+//     one (batch, KV head) once, claimed through a state word (a tiny kernel clears the words and
+//     precedes the main kernel as above). Warps 1-3 convert this CTA's own unit and then units
+//     ahead of the running CTAs (a counter), the TMA thread acquires a unit's "ready" before its
+//     loads and hands a unit nobody has claimed to its own converter warps: nothing ever waits on
+//     a CTA that is not running. Conversion moved off the critical path costs issue slots instead:
+//     at D = 64 (half the tensor work per converted element) that was slower (PERFORMANCE.md).
 //
 // Masks and lengths: keys at or past the sequence length, and keys a causal mask hides, get
 // S = -inf before the row max; rows with no visible key produce O = 0 and LSE = -inf. Rows and keys
@@ -123,6 +131,58 @@ __device__ __forceinline__ void store_rows_along_d(uint8_t* tile, int r0, const 
   }
 }
 
+// One K chunk of the workspace: 16 FP8 elements (one scale) of padded row s of entry e, column chunk
+// col -> 32 bf16 bytes (zeros at or past the sequence's length).
+template <int D>
+__device__ __forceinline__ void prep_k_chunk(const AttnFwdSm90Params& p, int e, int s, int col) {
+  const SeqRows seq = attn::seq_rows(p.bshd, p.cu_kv, p.seqlen_kv, p.heads_kv, e / p.heads_kv, e % p.heads_kv);
+  uint4 lo = make_uint4(0u, 0u, 0u, 0u), hi = lo;
+  if (s < seq.len) {
+    const int64_t row = seq.row(s), c = col >> 1;
+    const uint4 raw = __ldg(reinterpret_cast<const uint4*>(p.k + row * D + col * 16));
+    const int64_t off = attn::along_d_scale_offset(p.swizzled, row, c, p.d_scale_ld);
+    const float sc = dev::ue8m0_to_f32(__ldg(p.k_scales + off));
+    dequant16<true>(raw, &sc, lo, hi);
+  }
+  uint4* out = reinterpret_cast<uint4*>(p.ws_k + (static_cast<int64_t>(e) * p.kv_pad + s) * D + col * 16);
+  out[0] = lo;
+  out[1] = hi;
+}
+
+// One V item of the workspace: column chunk col (16 columns, 16 scales) of rows q, q+8, q+16, q+24 of
+// 32-key block c of entry e.
+template <int D>
+__device__ __forceinline__ void prep_v_item(const AttnFwdSm90Params& p, int e, int c, int q, int col) {
+  const SeqRows seq = attn::seq_rows(p.bshd, p.cu_kv, p.seqlen_kv, p.heads_kv, e / p.heads_kv, e % p.heads_kv);
+  const int s0 = 32 * c + q;
+  uint4 raw[4];
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const int s = s0 + 8 * k;
+    raw[k] = s < seq.len ? __ldg(reinterpret_cast<const uint4*>(p.v + seq.row(s) * D + col * 16))
+                         : make_uint4(0u, 0u, 0u, 0u);
+  }
+  float sc[16];
+  if (s0 < seq.len) {
+    const uint8_t* es = p.v_scales + static_cast<int64_t>(e) * p.v_scale_entry;
+#pragma unroll
+    for (int t = 0; t < 16; ++t) {
+      const int d = col * 16 + t;
+      sc[t] = dev::ue8m0_to_f32(
+          __ldg(es + (p.swizzled ? layout::swizzled_offset(d, c, p.s_scale_ld) : int64_t(d) * p.s_scale_ld + c)));
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const int s = s0 + 8 * k;
+    uint4 lo = make_uint4(0u, 0u, 0u, 0u), hi = lo;
+    if (s < seq.len) dequant16<false>(raw[k], sc, lo, hi);
+    uint4* out = reinterpret_cast<uint4*>(p.ws_v + (static_cast<int64_t>(e) * p.kv_pad + s) * D + col * 16);
+    out[0] = lo;
+    out[1] = hi;
+  }
+}
+
 // Prepass: K and V -> bf16 workspace [B*Hkv, kv_pad, D] (rows at or past each sequence's length
 // zero), exactly dequantized; memory-bound. K: one 16-byte FP8 chunk per thread and iteration (one
 // scale). V: a thread takes the same 16 columns of 4 rows of one 32-key block (rows q, q+8, q+16,
@@ -139,60 +199,119 @@ __device__ __forceinline__ void attn_prep_body(const AttnFwdSm90Params& p) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t idx = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; idx < k_chunks + v_items; idx += stride) {
     if (idx < k_chunks) {
-      const int col = static_cast<int>(idx % kCPR);
       const int64_t er = idx / kCPR;  // (entry, padded row)
-      const int s = static_cast<int>(er % p.kv_pad);
-      const int e = static_cast<int>(er / p.kv_pad);
-      const SeqRows seq = attn::seq_rows(p.bshd, p.cu_kv, p.seqlen_kv, p.heads_kv, e / p.heads_kv, e % p.heads_kv);
-      uint4 lo = make_uint4(0u, 0u, 0u, 0u), hi = lo;
-      if (s < seq.len) {
-        const int64_t row = seq.row(s), c = col >> 1;
-        const uint4 raw = __ldg(reinterpret_cast<const uint4*>(p.k + row * D + col * 16));
-        const int64_t off = attn::along_d_scale_offset(p.swizzled, row, c, p.d_scale_ld);
-        const float sc = dev::ue8m0_to_f32(__ldg(p.k_scales + off));
-        dequant16<true>(raw, &sc, lo, hi);
-      }
-      uint4* out = reinterpret_cast<uint4*>(p.ws_k + er * D + col * 16);
-      out[0] = lo;
-      out[1] = hi;
+      prep_k_chunk<D>(p, static_cast<int>(er / p.kv_pad), static_cast<int>(er % p.kv_pad), static_cast<int>(idx % kCPR));
     } else {
       const int64_t i = idx - k_chunks;
-      const int col = static_cast<int>(i % kCPR);
-      const int q = static_cast<int>((i / kCPR) % 8);
       const int64_t eb = i / (kCPR * 8);  // (entry, 32-key block)
       const int blocks = p.kv_pad / 32;
-      const int c = static_cast<int>(eb % blocks);
-      const int e = static_cast<int>(eb / blocks);
-      const SeqRows seq = attn::seq_rows(p.bshd, p.cu_kv, p.seqlen_kv, p.heads_kv, e / p.heads_kv, e % p.heads_kv);
-      const int s0 = 32 * c + q;
-      uint4 raw[4];
-#pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        const int s = s0 + 8 * k;
-        raw[k] = s < seq.len ? __ldg(reinterpret_cast<const uint4*>(p.v + seq.row(s) * D + col * 16))
-                             : make_uint4(0u, 0u, 0u, 0u);
-      }
-      float sc[16];
-      if (s0 < seq.len) {
-        const uint8_t* es = p.v_scales + static_cast<int64_t>(e) * p.v_scale_entry;
-#pragma unroll
-        for (int t = 0; t < 16; ++t) {
-          const int d = col * 16 + t;
-          sc[t] = dev::ue8m0_to_f32(
-              __ldg(es + (p.swizzled ? layout::swizzled_offset(d, c, p.s_scale_ld) : int64_t(d) * p.s_scale_ld + c)));
-        }
-      }
-#pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        const int s = s0 + 8 * k;
-        uint4 lo = make_uint4(0u, 0u, 0u, 0u), hi = lo;
-        if (s < seq.len) dequant16<false>(raw[k], sc, lo, hi);
-        uint4* out = reinterpret_cast<uint4*>(p.ws_v + (static_cast<int64_t>(e) * p.kv_pad + s) * D + col * 16);
-        out[0] = lo;
-        out[1] = hi;
-      }
+      prep_v_item<D>(p, static_cast<int>(eb / blocks), static_cast<int>(eb % blocks), static_cast<int>((i / kCPR) % 8),
+                     static_cast<int>(i % kCPR));
     }
   }
+}
+
+// ---- In-kernel K/V conversion (kInline): the workspace tiles are converted by the main kernel's
+// producer warpgroups instead of a prepass. A unit is one 128-key tile of one (batch, KV head) entry,
+// K and V; its state word (p.tile_state[unit], zeroed by mxq_attn_zero_sm90 before every call) is
+// 0 (untouched), 1 (claimed: being converted by a running CTA) or 2 (ready). p.tile_state[n_units]
+// is the counter the converter warps take units ahead from. A thread claims a unit by a CAS 0 -> 1,
+// converts it, and one thread publishes it with a release store of 2 after a barrier of the
+// converting threads (each of which fenced its generic writes for the async proxy and the GPU);
+// the TMA thread acquires 2 and fences the async proxy before its loads. Nothing waits on a unit
+// that no running CTA holds: a unit found at 0 is converted by the thread that needs it.
+__device__ __forceinline__ uint32_t ld_acquire_gpu(const uint32_t* a) {
+  uint32_t v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(a) : "memory");
+  return v;
+}
+__device__ __forceinline__ void st_release_gpu(uint32_t* a, uint32_t v) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(a), "r"(v) : "memory");
+}
+__device__ __forceinline__ void fence_proxy_async_global() { asm volatile("fence.proxy.async.global;" ::: "memory"); }
+
+// The converters' staging area in shared memory (kInline; attn_sm90_smem_bytes_inl): the unit's FP8
+// K and V rows, then K's scales as floats [128][D/32] and V's [4][D] (the tile's four 32-key blocks).
+// Converts unit u with the n converter threads (this one i; named barrier bar over them): the FP8
+// rows land in shared memory by cp.async (one memory round trip for the whole unit), the scale bytes
+// through registers as floats, then each thread dequantizes from shared memory and stores bf16 rows
+// (rows at or past the sequence's length as zeros: the prepass's bits exactly). Ends with the
+// writes fenced for the async proxy and the GPU; the caller publishes after a barrier.
+template <int D>
+__device__ __forceinline__ void convert_unit_staged(const AttnFwdSm90Params& p, int u, int i, int n, int bar,
+                                                    uint8_t* stage) {
+  constexpr int kCPR = D / 16, kSPR = D / 32;
+  const int tpe = p.kv_pad / kTileKV;
+  const int e = u / tpe, t = u % tpe;
+  const SeqRows seq = attn::seq_rows(p.bshd, p.cu_kv, p.seqlen_kv, p.heads_kv, e / p.heads_kv, e % p.heads_kv);
+  const int len = static_cast<int>(seq.len), s_base = t * kTileKV;
+  uint8_t* sk8 = stage;
+  uint8_t* sv8 = stage + kTileKV * D;
+  float* ksc = reinterpret_cast<float*>(stage + 2 * kTileKV * D);  // [128][kSPR]
+  float* vsc = ksc + kTileKV * kSPR;                                 // [4][D]
+  for (int idx = i; idx < kTileKV * kCPR; idx += n) {
+    const int r = idx / kCPR, col = idx % kCPR, s = s_base + r;
+    const bool ok = s < len;
+    const int64_t off = ok ? seq.row(s) * D + col * 16 : 0;
+    ptx::cp_async_16_zfill(ptx::smem_addr(sk8 + r * D + col * 16), p.k + off, ok);
+    ptx::cp_async_16_zfill(ptx::smem_addr(sv8 + r * D + col * 16), p.v + off, ok);
+  }
+  ptx::cp_async_commit();
+  for (int idx = i; idx < kTileKV * kSPR; idx += n) {
+    const int r = idx / kSPR, c = idx % kSPR, s = s_base + r;
+    float f = 0.0f;
+    if (s < len)
+      f = dev::ue8m0_to_f32(__ldg(p.k_scales + attn::along_d_scale_offset(p.swizzled, seq.row(s), c, p.d_scale_ld)));
+    ksc[idx] = f;
+  }
+  {
+    const uint8_t* es = p.v_scales + static_cast<int64_t>(e) * p.v_scale_entry;
+    for (int idx = i; idx < 4 * D; idx += n) {
+      const int cb = idx / D, d = idx % D, c = t * (kTileKV / 32) + cb;
+      float f = 0.0f;
+      if (32 * c < len)
+        f = dev::ue8m0_to_f32(
+            __ldg(es + (p.swizzled ? layout::swizzled_offset(d, c, p.s_scale_ld) : int64_t(d) * p.s_scale_ld + c)));
+      vsc[idx] = f;
+    }
+  }
+  ptx::cp_async_wait_all();
+  ptx::named_barrier_sync(bar, n);
+  for (int idx = i; idx < kTileKV * kCPR; idx += n) {
+    const int r = idx / kCPR, col = idx % kCPR, s = s_base + r;
+    uint4 lo = make_uint4(0u, 0u, 0u, 0u), hi = lo;
+    if (s < len) {
+      const uint4 raw = *reinterpret_cast<const uint4*>(sk8 + r * D + col * 16);
+      const float sc = ksc[r * kSPR + (col >> 1)];
+      dequant16<true>(raw, &sc, lo, hi);
+    }
+    uint4* out = reinterpret_cast<uint4*>(p.ws_k + (static_cast<int64_t>(e) * p.kv_pad + s) * D + col * 16);
+    out[0] = lo;
+    out[1] = hi;
+  }
+  for (int idx = i; idx < kTileKV * kCPR * 2; idx += n) {
+    const int r = idx / (2 * kCPR), c8 = idx % (2 * kCPR), s = s_base + r;  // 8 columns from 8 c8
+    uint4 o = make_uint4(0u, 0u, 0u, 0u);
+    if (s < len) {
+      const uint2 raw = *reinterpret_cast<const uint2*>(sv8 + r * D + c8 * 8);
+      const float4 a = *reinterpret_cast<const float4*>(vsc + (r >> 5) * D + c8 * 8);
+      const float4 b = *reinterpret_cast<const float4*>(vsc + (r >> 5) * D + c8 * 8 + 4);
+      o.x = attn::e4m3x2_to_bf16x2(raw.x & 0xFFFFu, a.x, a.y);
+      o.y = attn::e4m3x2_to_bf16x2(raw.x >> 16, a.z, a.w);
+      o.z = attn::e4m3x2_to_bf16x2(raw.y & 0xFFFFu, b.x, b.y);
+      o.w = attn::e4m3x2_to_bf16x2(raw.y >> 16, b.z, b.w);
+    }
+    *reinterpret_cast<uint4*>(p.ws_v + (static_cast<int64_t>(e) * p.kv_pad + s) * D + c8 * 8) = o;
+  }
+  fence_proxy_async_global();
+  __threadfence();
+}
+
+// Zeroes the unit state words and the counter (a programmatic dependent launch precedes the main
+// kernel, whose producer threads execute griddepcontrol.wait before touching them).
+__device__ __forceinline__ void attn_zero_body(const AttnFwdSm90Params& p) {
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i <= p.n_units; i += gridDim.x * blockDim.x) p.tile_state[i] = 0u;
 }
 
 // Descriptor of an N-major B operand 128 wide (two 64-column panels kPanelBytes apart): leading byte
@@ -208,7 +327,10 @@ __device__ __forceinline__ uint64_t desc_nmajor128(uint32_t smem_addr) {
 
 // kPingPong: the two math warpgroups take turns issuing their tensor-core work (named barriers
 // 3 and 4), so one warpgroup's softmax runs while the other's GEMMs occupy the tensor cores.
-template <int D, bool kPingPong>
+// kInline: K/V converted inside this kernel (the workspace's units claimed through state words,
+// see convert_unit_staged), else by the prepass. kProdRegs / kMathRegs: the setmaxnreg split
+// (128 x kProdRegs + 256 x kMathRegs <= 384 x 168, the registers the CTA is launched with).
+template <int D, bool kPingPong, bool kInline, int kProdRegs, int kMathRegs>
 __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int kPanels = D / 64;
@@ -226,6 +348,13 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
   auto full_v = [&](int st) { return bars + kSt + st; };
   auto empty_k = [&](int st) { return bars + 2 * kSt + st; };
   auto empty_v = [&](int st) { return bars + 3 * kSt + st; };
+  // kInline: the converters' unit, the unit the TMA thread waits for (-1: none), "all tiles issued",
+  // and the converters' staging area.
+  // need_slot and done_flag pass between warps without a barrier: shared-memory atomics only.
+  volatile int* conv_slot = reinterpret_cast<volatile int*>(bars + 4 * kSt);
+  int* need_slot = const_cast<int*>(conv_slot) + 1;
+  int* done_flag = const_cast<int*>(conv_slot) + 2;
+  uint8_t* conv_stage = reinterpret_cast<uint8_t*>(bars) + 128;
 
   const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31, warp = (tid >> 5) & 3;
   // Causal masks make late query blocks the longest: start them first.
@@ -253,38 +382,127 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       ptx::mbar_init(empty_v(st), 2 * 128);
     }
     ptx::mbar_fence_init();
+    if constexpr (kInline) {
+      *need_slot = -1;
+      *done_flag = 0;
+    }
   }
   __syncthreads();
 
+  static_assert(128 * kProdRegs + 256 * kMathRegs <= 384 * 168, "setmaxnreg would wait for registers forever");
+  static_assert(!kInline || kProdRegs >= 40, "the converter warps need 40 registers");
   if (wg == 0) {  // producer: one thread issues every TMA load
-    ptx::setmaxnreg_dec<24>();
-    if (tid == 0 && n_tiles > 0) {
-      ptx::tma_prefetch_desc(p.tmap_k);
-      ptx::tma_prefetch_desc(p.tmap_v);
-      // The workspace is the prepass's output (programmatic dependent launch: see attn_prep_body).
+    ptx::setmaxnreg_dec<kProdRegs>();
+    const int row_base = (b * p.heads_kv + hk) * p.kv_pad;
+    // One TMA thread's loads of tile t into its stage.
+    auto issue_tile = [&](int t) {
+      const int st = t % kSt;
+      const uint32_t ph = (t / kSt) & 1;
+      ptx::mbar_wait(empty_k(st), ph ^ 1);
+      ptx::mbar_arrive_expect_tx(full_k(st), kTxBytes);
+#pragma unroll
+      for (int pn = 0; pn < kPanels; ++pn)
+        ptx::tma_load_2d(ptx::smem_addr(sk(st) + pn * kPanelBytes), p.tmap_k, 64 * pn, row_base + t * kTileKV,
+                         full_k(st));
+      ptx::mbar_wait(empty_v(st), ph ^ 1);
+      ptx::mbar_arrive_expect_tx(full_v(st), kTxBytes);
+#pragma unroll
+      for (int pn = 0; pn < kPanels; ++pn)
+        ptx::tma_load_2d(ptx::smem_addr(sv(st) + pn * kPanelBytes), p.tmap_v, 64 * pn, row_base + t * kTileKV,
+                         full_v(st));
+    };
+    if constexpr (!kInline) {
+      if (tid == 0 && n_tiles > 0) {
+        ptx::tma_prefetch_desc(p.tmap_k);
+        ptx::tma_prefetch_desc(p.tmap_v);
+        // The workspace is the prepass's output (programmatic dependent launch: see attn_prep_body).
+        asm volatile("griddepcontrol.wait;" ::: "memory");
+        for (int t = 0; t < n_tiles; ++t) issue_tile(t);
+      }
+    } else {
+      // The state words are zeroed by the preceding grid (programmatic dependent launch).
       asm volatile("griddepcontrol.wait;" ::: "memory");
-      const int row_base = (b * p.heads_kv + hk) * p.kv_pad;
-      for (int t = 0; t < n_tiles; ++t) {
-        const int st = t % kSt;
-        const uint32_t ph = (t / kSt) & 1;
-        ptx::mbar_wait(empty_k(st), ph ^ 1);
-        ptx::mbar_arrive_expect_tx(full_k(st), kTxBytes);
-#pragma unroll
-        for (int pn = 0; pn < kPanels; ++pn)
-          ptx::tma_load_2d(ptx::smem_addr(sk(st) + pn * kPanelBytes), p.tmap_k, 64 * pn, row_base + t * kTileKV,
-                           full_k(st));
-        ptx::mbar_wait(empty_v(st), ph ^ 1);
-        ptx::mbar_arrive_expect_tx(full_v(st), kTxBytes);
-#pragma unroll
-        for (int pn = 0; pn < kPanels; ++pn)
-          ptx::tma_load_2d(ptx::smem_addr(sv(st) + pn * kPanelBytes), p.tmap_v, 64 * pn, row_base + t * kTileKV,
-                           full_v(st));
+      const int tpe = p.kv_pad / kTileKV, e = b * p.heads_kv + hk;
+      uint32_t* const state = p.tile_state;
+      if (warp == 0) {  // the TMA warp: lane 0 issues; a unit nobody has claimed goes to this CTA's converters
+        if (n_tiles > 0) {
+          if (lane == 0) {
+            ptx::tma_prefetch_desc(p.tmap_k);
+            ptx::tma_prefetch_desc(p.tmap_v);
+          }
+          uint32_t ready = 0;
+          int ready_base = 0;
+          for (int t = 0; t < n_tiles; ++t) {
+            bool fresh = false;  // a new acquire since the last load: fence before the async-proxy reads
+            if (t % 32 == 0) {  // the states of the next 32 tiles, one acquire load per lane
+              ready_base = t;
+              const uint32_t sv_ = t + lane < n_tiles ? ld_acquire_gpu(state + e * tpe + t + lane) : 2u;
+              ready = __ballot_sync(0xFFFFFFFFu, sv_ == 2u);
+              fresh = true;
+            }
+            if (lane == 0) {
+              if (!((ready >> (t - ready_base)) & 1u)) {
+                fresh = true;
+                const int u = e * tpe + t;
+                for (uint32_t st_; (st_ = ld_acquire_gpu(state + u)) != 2u;) {
+                  if (st_ == 0u) atomicExch(need_slot, u);  // this CTA's converters claim it
+                  __nanosleep(200);
+                }
+              }
+              if (fresh) {
+                __threadfence();  // the other lanes' acquires (ordered by the warp barrier) before the loads
+                fence_proxy_async_global();
+              }
+              issue_tile(t);
+            }
+            __syncwarp();
+          }
+        }
+        if (lane == 0) atomicExch(done_flag, 1);
+      } else {  // warps 1-3: units the TMA thread waits for, this CTA's own unit, up to quota units ahead
+        const int wtid = tid - 32;
+        const int group = p.heads_q / p.heads_kv;
+        const int own_t = (h % group) * static_cast<int>(gridDim.x) + qb;
+        int converted = 0;
+        bool own_tried = false;
+        for (;;) {
+          if (wtid == 0) {
+            int u = -1;
+            const int need = atomicExch(need_slot, -1);  // posted again while the TMA thread finds it untouched
+            if (need >= 0) {
+              if (atomicCAS(state + need, 0u, 1u) == 0u) u = need;
+            } else if (!own_tried) {
+              own_tried = true;
+              if (own_t < tpe && atomicCAS(state + e * tpe + own_t, 0u, 1u) == 0u) u = e * tpe + own_t;
+            } else if (converted < p.quota) {
+              const int v = static_cast<int>(atomicAdd(state + p.n_units, 1u));
+              if (v >= p.n_units) converted = p.quota;
+              else if (atomicCAS(state + v, 0u, 1u) == 0u) {
+                u = v;
+                ++converted;
+              }
+            } else if (atomicAdd(done_flag, 0) != 0) {
+              u = -2;
+            } else {
+              __nanosleep(1000);
+            }
+            *conv_slot = u;
+          }
+          ptx::named_barrier_sync(5, 96);
+          const int u = *conv_slot;
+          ptx::named_barrier_sync(5, 96);  // everyone has read the slot
+          if (u == -2) break;
+          if (u < 0) continue;
+          convert_unit_staged<D>(p, u, wtid, 96, 5, conv_stage);
+          ptx::named_barrier_sync(5, 96);
+          if (wtid == 0) st_release_gpu(state + u, 2u);
+        }
       }
     }
     return;
   }
 
-  ptx::setmaxnreg_inc<240>();
+  ptx::setmaxnreg_inc<kMathRegs>();
   const int cw = wg - 1, ctid = tid - 128 * (wg);
   // This warpgroup's 64 query rows, dequantized into rows [64 cw, 64 cw + 64) of the Q tile.
   {
@@ -479,19 +697,31 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 }  // namespace sm90attn
 }  // namespace mxq
 
+extern "C" __global__ void __launch_bounds__(256) mxq_attn_zero_sm90(const __grid_constant__ mxq::AttnFwdSm90Params p) {
+  mxq::sm90attn::attn_zero_body(p);
+}
+
+// The prepass and the variant without turns (MXQ_ATTN_SM90_PINGPONG=0) for both head dims; the
+// default kernels: D = 64 after the prepass, D = 128 with the conversion in the kernel
+// (PERFORMANCE.md "Seventh session": measured faster there, slower at D = 64).
 #define MXQ_ATTN_FWD_KERNELS(D)                                                                          \
   extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90PrepThreads)                                \
       mxq_attn_prep_sm90_d##D(const __grid_constant__ mxq::AttnFwdSm90Params p) {                        \
     mxq::sm90attn::attn_prep_body<D>(p);                                                                 \
   }                                                                                                      \
   extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)                                 \
-      mxq_attn_fwd_sm90_d##D(const __grid_constant__ mxq::AttnFwdSm90Params p) {                         \
-    mxq::sm90attn::attn_fwd_body<D, true>(p);                                                            \
-  }                                                                                                      \
-  extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)                                 \
       mxq_attn_fwd_sm90_d##D##_nopp(const __grid_constant__ mxq::AttnFwdSm90Params p) {                  \
-    mxq::sm90attn::attn_fwd_body<D, false>(p);                                                           \
+    mxq::sm90attn::attn_fwd_body<D, false, false, 24, 240>(p);                                           \
   }
 
 MXQ_ATTN_FWD_KERNELS(64)
 MXQ_ATTN_FWD_KERNELS(128)
+
+extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
+    mxq_attn_fwd_sm90_d64(const __grid_constant__ mxq::AttnFwdSm90Params p) {
+  mxq::sm90attn::attn_fwd_body<64, true, false, 40, 232>(p);
+}
+extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
+    mxq_attn_fwd_sm90_d128_inl(const __grid_constant__ mxq::AttnFwdSm90Params p) {
+  mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232>(p);
+}

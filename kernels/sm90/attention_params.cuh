@@ -37,6 +37,11 @@ struct alignas(64) AttnFwdSm90Params {
   float scale_log2;          // softmax_scale * log2(e)
   float p_scale;             // P is quantized as fp8(P * p_scale) / p_scale
   float log2_p_scale;        // log2(p_scale): P * p_scale is computed as exp2(x + log2(p_scale))
+  // In-kernel conversion (the _inl kernels): a state word per unit (128 keys of K and V of one
+  // entry; unit = entry * kv_pad / 128 + tile) and after them a counter, in the workspace.
+  uint32_t* tile_state;
+  int32_t n_units;           // B * Hkv * kv_pad / 128
+  int32_t quota;             // units each CTA's converter warps take from the counter at most
 };
 
 // Geometry shared with the launcher: a CTA owns 128 query rows of one (batch, head): a producer
@@ -50,10 +55,16 @@ constexpr int kAttnSm90TileKV = 128;
 // Dynamic shared memory for head dim D: 1 KiB alignment slack, Q, two K and two V tiles (each
 // 128 x D bf16) and the pipeline's 8 mbarriers.
 constexpr int64_t attn_sm90_smem_bytes(int64_t d) { return 1024 + 5 * 128 * d * 2 + 8 * 8; }
+// The in-kernel-conversion kernels (_inl): 128 bytes of barriers and slots, then the converters'
+// staging area (the unit's FP8 K and V rows, K's and V's scales as floats).
+constexpr int64_t attn_sm90_smem_bytes_inl(int64_t d) {
+  return 1024 + 5 * 128 * d * 2 + 128 + 2 * 128 * d + 4 * (128 * d / 32) + 4 * 4 * d;
+}
 // Rows of each (batch, KV head) in the bf16 K / V workspace, and the workspace size.
 constexpr int64_t attn_sm90_kv_pad(int64_t seqlen_kv) { return (seqlen_kv + 127) / 128 * 128; }
 constexpr int64_t attn_sm90_workspace_bytes(int64_t batch, int64_t heads_kv, int64_t seqlen_kv, int64_t d) {
-  return 256 + 2 * batch * heads_kv * attn_sm90_kv_pad(seqlen_kv) * d * 2;
+  return 256 + 2 * batch * heads_kv * attn_sm90_kv_pad(seqlen_kv) * d * 2 +
+         4 * (batch * heads_kv * attn_sm90_kv_pad(seqlen_kv) / 128 + 1);
 }
 
 }  // namespace mxq

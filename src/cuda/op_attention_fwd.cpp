@@ -34,7 +34,7 @@ std::string attn_fwd_supports(const AttentionDesc& d, const DeviceInfo& dev) {
   const int64_t kv_rows = d.batch * d.heads_kv * attn_sm90_kv_pad(d.seqlen_kv);
   if (kv_rows >= (int64_t(1) << 31))
     return fmt::format("B x Hkv x padded Skv = {} rows exceed the TMA coordinate range (2^31)", kv_rows);
-  const int64_t smem = attn_sm90_smem_bytes(d.head_dim);
+  const int64_t smem = attn_sm90_smem_bytes_inl(d.head_dim);
   if (smem > dev.smem_optin)
     return fmt::format("needs {} bytes of shared memory per block, the device allows {}", smem, dev.smem_optin);
   return {};
@@ -44,10 +44,14 @@ class AttnFwdSm90 final : public OpImpl {
  public:
   AttnFwdSm90(const AttentionDesc& d, Device& dev) : d_(d), dev_(dev) {
     // MXQ_ATTN_SM90_PINGPONG=0 selects the variant whose math warpgroups do not take turns
-    // (docs/ENVIRONMENT.md; for measurements).
+    // (docs/ENVIRONMENT.md; for measurements; after the prepass at both head dims). Otherwise D = 128
+    // converts K and V inside the main kernel (mxq_attn_zero_sm90 clears the units' state words) and
+    // D = 64 runs the prepass: PERFORMANCE.md "Attention forward", seventh session.
     const char* pp = std::getenv("MXQ_ATTN_SM90_PINGPONG");
-    kname_ = fmt::format("mxq_attn_fwd_sm90_d{}{}", d.head_dim, pp && pp[0] == '0' ? "_nopp" : "");
-    prep_name_ = fmt::format("mxq_attn_prep_sm90_d{}", d.head_dim);
+    const bool nopp = pp && pp[0] == '0';
+    inline_ = !nopp && d.head_dim == 128;
+    kname_ = fmt::format("mxq_attn_fwd_sm90_d{}{}", d.head_dim, nopp ? "_nopp" : inline_ ? "_inl" : "");
+    prep_name_ = inline_ ? std::string("mxq_attn_zero_sm90") : fmt::format("mxq_attn_prep_sm90_d{}", d.head_dim);
     fn_ = dev.kernel(kname_.c_str());
     prep_ = dev.kernel(prep_name_.c_str());
     const bool swz = d.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
@@ -124,8 +128,18 @@ class AttnFwdSm90 final : public OpImpl {
     p.ws_v = p.ws_k + rows * d_.head_dim;
     encode(p.ws_k, rows, p.tmap_k);
     encode(p.ws_v, rows, p.tmap_v);
+    p.tile_state = reinterpret_cast<uint32_t*>(p.ws_v + rows * d_.head_dim);
+    p.n_units = static_cast<int32_t>(rows / kAttnSm90TileKV);
+    const int64_t ctas = layout::ceil_div(d_.seqlen_q, kAttnSm90TileQ) * d_.heads_q * d_.batch;
+    p.quota = static_cast<int32_t>(layout::ceil_div(int64_t(p.n_units), ctas));
+
     void* params[] = {&p};
-    {
+    if (inline_) {
+      Dim3 g, b;
+      g.x = static_cast<unsigned>(std::min<int64_t>(layout::ceil_div(int64_t(p.n_units) + 1, 256), 1024));
+      b.x = 256;
+      dev_.launch(prep_, g, b, 0, stream, params, prep_name_.c_str());
+    } else {
       const int64_t chunks = rows * (d_.head_dim / 16) * 5 / 4;  // K chunks, then V items of 4 chunks
       Dim3 g, b;
       g.x = static_cast<unsigned>(std::min<int64_t>(layout::ceil_div(chunks, kAttnSm90PrepThreads),
@@ -140,7 +154,9 @@ class AttnFwdSm90 final : public OpImpl {
     b.x = kAttnSm90Threads;
     // A programmatic dependent launch: its blocks start (barrier setup, Q dequantized) while the
     // prepass finishes; the producer's griddepcontrol.wait orders its first workspace read.
-    dev_.launch(fn_, g, b, static_cast<size_t>(attn_sm90_smem_bytes(d_.head_dim)), stream, params, kname_.c_str(),
+    dev_.launch(fn_, g, b,
+                static_cast<size_t>(inline_ ? attn_sm90_smem_bytes_inl(d_.head_dim) : attn_sm90_smem_bytes(d_.head_dim)),
+                stream, params, kname_.c_str(),
                 /*programmatic=*/true);
   }
 
@@ -156,6 +172,7 @@ class AttnFwdSm90 final : public OpImpl {
   Device& dev_;
   CUfunction fn_ = nullptr, prep_ = nullptr;
   std::string kname_, prep_name_;
+  bool inline_ = false;
   AttnFwdSm90Params base_{};
 };
 
@@ -167,7 +184,9 @@ void register_attention_fwd_kernels(Registry& r) {
   e.arch = {90, 90};
   e.in_dtypes = {MXQ_DTYPE_E4M3};
   e.out_dtypes = {MXQ_DTYPE_BF16};
-  e.variant = "K/V bf16 prepass into the workspace; 128 queries x 128-key tiles, TMA producer + two math warpgroups, online softmax";
+  e.variant = "K/V dequantized to bf16 in the workspace (D=128: by the kernel's producer warps, units claimed "
+              "through state words; D=64: a prepass); 128 queries x 128-key tiles, TMA producer + two math "
+              "warpgroups, online softmax";
   e.priority = 0;
   e.supports = attn_fwd_supports;
   e.make = [](const AttentionDesc& d, Device& dev) -> std::unique_ptr<OpImpl> {
