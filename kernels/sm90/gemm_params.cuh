@@ -149,9 +149,9 @@ constexpr int64_t gemm_sm90_decode_stage_bytes(int t) {
   return (gemm_sm90_decode_stage_data(t) + 512 + 4 * t + 1023) / 1024 * 1024;
 }
 // 1 KiB alignment slack, the ring, two bf16 token buffers (T x 128 each, in mma fragment order), the
-// ring's mbarriers, the group table (ends, 128-row tile prefix, decode tile prefix: G+1 int32 each).
+// ring's mbarriers (and 64 bytes of handoff barriers and slot counters), the group table (ends, 128-row tile prefix, decode tile prefix: G+1 int32 each).
 constexpr int64_t gemm_sm90_decode_smem_bytes(int t, int ctas_per_sm, int64_t groups) {
-  return 1024 + (kGemmSm90DecodeStages / ctas_per_sm) * (gemm_sm90_decode_stage_bytes(t) + 8) +
+  return 1024 + (kGemmSm90DecodeStages / ctas_per_sm) * (gemm_sm90_decode_stage_bytes(t) + 8) + 64 +
          2 * 256 * int64_t(t) + 3 * 4 * (groups + 1);
 }
 // Workspace: a counter per (tile, consumer warp), then two fp32 partial tiles (128 x T) per CTA.

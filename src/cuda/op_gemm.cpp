@@ -402,6 +402,12 @@ class GemmSm90Decode final : public OpImpl {
       : d_(d), dev_(dev), tokens_(decode_tokens(d)), ctas_(decode_ctas_per_sm(d, dev.info())) {
     kname_ = fmt::format("mxq_gemm_sm90_decode_{}_{}_{}_t{}_x{}", fp8_tag(d.a_dtype), fp8_tag(d.b_dtype),
                          d.d_dtype == MXQ_DTYPE_FP32 ? "f32" : "bf16", tokens_, ctas_);
+    // Measurement switch (gemm8): MXQ_GEMM_SM90_DECODE_VARIANT=1..3 picks a variant entry (E4M3 x E4M3).
+    if (const char* env = std::getenv("MXQ_GEMM_SM90_DECODE_VARIANT");
+        env && *env >= '1' && *env <= '3' && env[1] == 0 && d.a_dtype == MXQ_DTYPE_E4M3 && d.b_dtype == MXQ_DTYPE_E4M3) {
+      variant_ = *env - '0';
+      kname_ += fmt::format("_v{}", variant_);
+    }
     fn_ = dev.kernel(kname_.c_str());
     base_ = sm90_base_params(d, d.num_groups);
     base_.rows_total = d.m;
@@ -454,10 +460,13 @@ class GemmSm90Decode final : public OpImpl {
     dp.scale_words = p.swizzled || (layout::scale_cols(d_.k) % 4 == 0 && aligned4(p.a_scales) && aligned4(p.b_scales));
     dp.counters = static_cast<uint32_t*>(workspace);
     dp.partials = reinterpret_cast<float*>(static_cast<uint8_t*>(workspace) + counter_bytes_);
-    encode_tma_2d(dp.tmap_a, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, p.a, d_.k, d_.m, 64,
-                  static_cast<uint32_t>(tokens_), CU_TENSOR_MAP_SWIZZLE_64B, "grouped GEMM decode A");
-    encode_tma_2d(dp.tmap_b, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, p.b, d_.k, d_.num_groups * d_.n, 64,
-                  kGemmSm90DecodeTileN, CU_TENSOR_MAP_SWIZZLE_64B, "grouped GEMM decode B");
+    // Variant 0: two 64-byte boxes per operand and stage (64-byte swizzle); variants 1-3: one 128-byte box.
+    const uint32_t box = variant_ ? 128 : 64;
+    const auto swz = variant_ ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
+    encode_tma_2d(dp.tmap_a, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, p.a, d_.k, d_.m, box, static_cast<uint32_t>(tokens_), swz,
+                  "grouped GEMM decode A");
+    encode_tma_2d(dp.tmap_b, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, p.b, d_.k, d_.num_groups * d_.n, box,
+                  kGemmSm90DecodeTileN, swz, "grouped GEMM decode B");
     // Shared tiles count their contributors from zero on this stream in every launch.
     check(driver().cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(dp.counters), 0, counter_bytes_,
                                    reinterpret_cast<CUstream>(stream)),
@@ -474,6 +483,7 @@ class GemmSm90Decode final : public OpImpl {
   Device& dev_;
   int tokens_;
   int ctas_;
+  int variant_ = 0;
   CUfunction fn_ = nullptr;
   std::string kname_;
   GemmSm90Params base_{};
