@@ -178,9 +178,359 @@ __device__ __forceinline__ void convert_tokens(const uint8_t* abox, const uint8_
   reinterpret_cast<uint4*>(tokbuf)[(pr * NT + (tok >> 3)) * 32 + (rem & 31)] = make_uint4(lo0, hi0, lo1, hi1);
 }
 
+// Byte offset of 16-byte chunk c (0..7) of 128-byte row r under TMA's 128-byte swizzle (1 KiB aligned box).
+__device__ __forceinline__ uint32_t sw128_offset(uint32_t r, uint32_t c) { return r * 128u + ((c ^ (r & 7u)) << 4); }
+
+// The load side of a CTA's unit range: the next unit to load (tile t, K stage kt) and what its loads
+// need, advanced one unit at a time (no divisions after the start).
+struct LoadCursor {
+  int64_t left;  // units still to load
+  int t, kt, U;
+  int32_t brow, tok0;  // TMA row coordinates of B and A
+  int n0, n_valid, tok_valid;
+  const uint8_t* bsc;  // B scales: swizzled, the tile's 512-byte block at kt = 0; LINEAR, the group's rows
+  int64_t asc;         // swizzled: this lane's A scale word at kt = 0 (token a_srow0 + lane)
+};
+
+template <int T>
+__device__ __forceinline__ void cursor_tile(LoadCursor& c, const GemmSm90Params& p, const Space& sp, int lane) {
+  const Tile ti = decode_tile<T>(p, sp, c.t);
+  c.brow = static_cast<int32_t>(static_cast<int64_t>(ti.g) * p.n + ti.n0);
+  c.tok0 = ti.tok0;
+  c.n0 = ti.n0;
+  c.n_valid = ti.n_valid;
+  c.tok_valid = ti.tok_valid;
+  c.bsc = p.b_scales + static_cast<int64_t>(ti.g) * p.b_scale_stride;
+  c.asc = 0;
+  if (p.swizzled) {
+    c.bsc += static_cast<int64_t>(ti.n0 >> 7) * (p.scale_ld >> 2) * layout::kTileBytes;
+    c.asc = layout::swizzled_offset(ti.a_srow0 + lane, 0, p.scale_ld);
+  }
+}
+
+
+// kCtas: CTAs per SM the kernel is built for (launch bounds; the ring is 8 / kCtas stages deep). kSpec:
+// the stage loop is compiled once per count of 8-token n-tiles a tile fills (1 .. T / 8), so the
+// skipped n-tiles cost no branches.
+template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, int T, int kCtas, bool kSpec>
+__device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
+  constexpr int NT = T / 8;
+  constexpr int kStages = kGemmSm90DecodeStages / kCtas;
+  constexpr int kABoxOff = kBN * 128;  // A's T x 128-byte box follows B's 128 x 128-byte box
+  constexpr int kStageBytes = static_cast<int>(gemm_sm90_decode_stage_bytes(T));
+  constexpr int kScaleOff = static_cast<int>(gemm_sm90_decode_stage_data(T));
+  constexpr uint32_t kTx = static_cast<uint32_t>(gemm_sm90_decode_stage_data(T));
+  constexpr int kTokBytes = 256 * T;
+  constexpr int kPartialFloats = NT * 4 * 32;  // one warp's partial tile
+  constexpr int kItems = (128 * NT + kThreads - 1) / kThreads;  // token items per thread and stage, at most
+  static_assert(T == 8 || T == 16 || T == 32, "tokens per tile");
+  static_assert(kABoxOff % 1024 == 0 && (T * 128) % 1024 == 0, "128-byte swizzled boxes start 1 KiB aligned");
+  const GemmSm90Params& p = dp.g;
+  extern __shared__ uint8_t smem_raw[];
+  uint8_t* smem = ptx::smem_align1024(smem_raw);
+  uint8_t* tokbuf = smem + kStages * kStageBytes;
+  uint64_t* full = reinterpret_cast<uint64_t*>(tokbuf + 2 * kTokBytes);
+  int* table = reinterpret_cast<int*>(full + kStages);
+  __shared__ int warp_buf[kThreads / 32];
+
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  // full: the issuing lane's arrive.expect_tx (TMA bytes) and its warp's 32 scale arrivals.
+  if (tid == 0) {
+#pragma unroll
+    for (int i = 0; i < kStages; ++i) ptx::mbar_init(&full[i], 1 + 32);
+    ptx::mbar_fence_init();
+  }
+  const Space sp = build_space<T>(p, table, warp_buf);
+  __syncthreads();
+
+  const int64_t K = p.k, N = p.n;
+  const int kc = static_cast<int>(layout::scale_cols(K));
+  const int U = static_cast<int>(layout::ceil_div(K, kBK));  // K stages per tile (K < 2^31)
+  const int64_t W = static_cast<int64_t>(sp.total_tiles) * U;
+  const int64_t P = min(static_cast<int64_t>(gridDim.x), max(int64_t(1), W / kGemmSm90DecodeMinStages));
+  const int64_t me = blockIdx.x;
+  if (me >= P) return;
+  const int64_t u_begin = me * W / P, u_end = (me + 1) * W / P;
+
+  // ---- loads: warp kIssueWarp fills the ring -----------------------------------------------------------------
+  // The li-th unit of this CTA's range goes to slot li % kStages. The first kStages - 1 are issued up
+  // front; then, right after the barrier of stage it, stage it + kStages - 1 goes to the slot of stage
+  // it - 1, which every warp has finished reading before arriving at that barrier. The cursor walks the
+  // units one at a time (no divisions per stage).
+  const bool issuer = warp == kIssueWarp;
+  const bool swz = p.swizzled != 0;
+  const uint64_t b_policy = dp.b_evict_first ? ptx::l2_policy_evict_first() : ptx::l2_policy_evict_normal();
+  LoadCursor lc;
+  lc.left = u_end - u_begin;
+  lc.U = U;
+  lc.t = static_cast<int>(u_begin / U);
+  lc.kt = static_cast<int>(u_begin - static_cast<int64_t>(lc.t) * U);
+  if (issuer) cursor_tile<T>(lc, p, sp, lane);
+  // The cursor's unit into slot s, then the cursor moves on (warp kIssueWarp; lane 0 issues the TMA loads).
+  auto issue_next = [&](uint32_t s) {
+    if (lc.left <= 0) return;
+    uint8_t* st = smem + s * kStageBytes;
+    const int kt = lc.kt;
+    const int32_t kx = kt * kBK;
+    if (lane == 0) {
+      ptx::mbar_arrive_expect_tx(&full[s], kTx);
+      ptx::tma_load_2d_hint(ptx::smem_addr(st), dp.tmap_b, kx, lc.brow, &full[s], b_policy);
+
+      ptx::tma_load_2d(ptx::smem_addr(st + kABoxOff), dp.tmap_a, kx, lc.tok0, &full[s]);
+    }
+    uint8_t* sc = st + kScaleOff;
+    const uint32_t sc_addr = ptx::smem_addr(sc);
+    if (dp.scale_words) {
+      if (swz) {
+        // B: the 512-byte tile of rows n0 .. n0 + 127 (padding rows included: inside the tensor), blocks
+        // 4kt .. 4kt + 3; A: each token's word (rows inside the group's padded 128-row tiles: T | 128).
+        const uint8_t* src = lc.bsc + static_cast<int64_t>(kt) * layout::kTileBytes;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) ptx::cp_async_4_zfill(sc_addr + 4 * (lane + 32 * i), src + 4 * (lane + 32 * i), true);
+        if (lane < T)
+          ptx::cp_async_4_zfill(sc_addr + 512 + 4 * lane,
+                                p.a_scales + lc.asc + static_cast<int64_t>(kt) * layout::kTileBytes, true);
+      } else {
+        // LINEAR rows whose 4-block words are aligned (4 | ceil(K/32)): gathered into the tile layout.
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const int r = lane + 32 * i;
+          const bool ok = r < lc.n_valid;
+          ptx::cp_async_4_zfill(sc_addr + swz_row_word(r), ok ? lc.bsc + (lc.n0 + r) * p.scale_ld + 4 * kt : p.b_scales,
+                                ok);
+        }
+        if (lane < T) {
+          const bool ok = lane < lc.tok_valid;
+          ptx::cp_async_4_zfill(sc_addr + 512 + 4 * lane,
+                                ok ? p.a_scales + (static_cast<int64_t>(lc.tok0) + lane) * p.scale_ld + 4 * kt
+                                   : p.a_scales,
+                                ok);
+        }
+      }
+      ptx::cp_async_mbar_arrive_noinc(ptx::smem_addr(&full[s]));
+    } else {
+      // LINEAR rows of ceil(K/32) % 4 != 0 blocks (or unaligned scale pointers): byte loads, waited for here.
+      auto word = [&](const uint8_t* row) {
+        uint32_t w = 0;
+#pragma unroll
+        for (int c = 0; c < 4; ++c)
+          if (4 * kt + c < kc) w |= static_cast<uint32_t>(__ldg(row + 4 * kt + c)) << (8 * c);
+        return w;
+      };
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int r = lane + 32 * i;
+        *reinterpret_cast<uint32_t*>(sc + swz_row_word(r)) = r < lc.n_valid ? word(lc.bsc + (lc.n0 + r) * p.scale_ld) : 0u;
+      }
+      if (lane < T)
+        *reinterpret_cast<uint32_t*>(sc + 512 + 4 * lane) =
+            lane < lc.tok_valid ? word(p.a_scales + (static_cast<int64_t>(lc.tok0) + lane) * p.scale_ld) : 0u;
+      ptx::mbar_arrive(&full[s]);  // release: the stores above are visible to the waiting warps
+    }
+    --lc.left;
+    if (++lc.kt == U) {
+      lc.kt = 0;
+      ++lc.t;
+      if (lc.left > 0) cursor_tile<T>(lc, p, sp, lane);
+    }
+  };
+  if (issuer) {
+    if (lane == 0) {
+      ptx::tma_prefetch_desc(dp.tmap_a);
+      ptx::tma_prefetch_desc(dp.tmap_b);
+    }
+    for (int i = 0; i + 1 < kStages; ++i) issue_next(static_cast<uint32_t>(i));
+  }
+
+  // ---- the stages ----------------------------------------------------------------------------------------------
+  const int g8 = lane >> 2, tig = lane & 3;
+  const int r0 = 16 * warp + g8;  // this thread's B rows r0, r0 + 8 of the tile
+  // The CTA owning unit u, and the first unit of CTA c.
+  auto owner = [&](int64_t u) { return ((u + 1) * P - 1) / W; };
+  auto start_of = [&](int64_t c) { return c * W / P; };
+  auto slot = [&](int64_t c, int which) {
+    return dp.partials + ((c * 2 + which) * 8 + warp) * static_cast<int64_t>(kPartialFloats);
+  };
+  uint32_t it = 0;
+  int64_t u = u_begin;
+  int t = static_cast<int>(u_begin / U);
+  int k0 = static_cast<int>(u_begin - static_cast<int64_t>(t) * U);
+  while (u < u_end) {
+    const int k1 = static_cast<int>(min(static_cast<int64_t>(U), u_end - static_cast<int64_t>(t) * U));
+    const Tile ti = decode_tile<T>(p, sp, t);
+    float acc2[2][NT][4];  // even and odd K steps: two dependency chains of mma per stage, not one
+#pragma unroll
+    for (int q = 0; q < 2; ++q)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) acc2[q][nt][i] = 0.0f;
+    const bool row_ok[2] = {r0 < ti.n_valid, r0 + 8 < ti.n_valid};
+    // 8-token n-tiles holding a token of the chunk (uniform over the CTA): the rest is neither
+    // converted nor multiplied, so a tile costs what its tokens need, not what T allows.
+    const int nta = (ti.tok_valid + 7) >> 3;
+
+    // The K stages k0 .. k1 - 1 of the tile with NTA n-tiles (0: nta, not known at compile time).
+    auto stages = [&](auto nta_c) {
+      constexpr int NTA = decltype(nta_c)::value;
+      const int na = NTA ? NTA : nta;
+      constexpr int kIt = NTA ? (128 * NTA + kThreads - 1) / kThreads : kItems;
+      for (int kt = k0; kt < k1; ++kt, ++it) {
+        const uint32_t s = it % kStages, round = it / kStages;
+        const uint8_t* st = smem + s * kStageBytes;
+        const uint8_t* sc = st + kScaleOff;
+        uint8_t* tb = tokbuf + (it & 1) * kTokBytes;
+        ptx::mbar_wait(&full[s], round & 1);
+        // Token items (consumer thread i, and i + 256 when na = 4): item i < 128 na is bytes [8h, 8h + 8)
+        // of 16-byte chunk 4b + tig of token tok, i.e. K steps 2pr and 2pr + 1 (pr = 2b + h), converted into
+        // mma B fragments {lo, hi} of lane (tok % 8) * 4 + tig of n-tile tok / 8, stored as one 16-byte
+        // entry [pr][n-tile][lane] of the token buffer (a warp's items fill 512 contiguous bytes). Tokens
+        // outside the chunk and blocks past K give zeros. (With NTA > 0 the divisions are by constants.)
+#pragma unroll 1
+        for (int i = 0; i < kIt; ++i) {
+          const int item = tid + kThreads * i;
+          if (item >= 128 * na) continue;  // uniform per warp
+          const int pr = item / (32 * na), rem = item - pr * 32 * na, tok = rem >> 2, tg = rem & 3;
+          const int bb = pr >> 1, hh = pr & 1, blk = 2 * bb + (tg >> 1);
+          const uint2 v = *reinterpret_cast<const uint2*>(st + kABoxOff + sw128_offset(tok, 4 * bb + tg) + 8 * hh);
+          const uint32_t e = (*reinterpret_cast<const uint32_t*>(sc + 512 + 4 * tok) >> (8 * blk)) & 0xFFu;
+          uint32_t lo0 = 0u, hi0 = 0u, lo1 = 0u, hi1 = 0u;
+          if (tok < ti.tok_valid && 4 * kt + blk < kc) {
+            if (code_slow<AK>(e) || ((special_bits<AK>(v.x) | special_bits<AK>(v.y)) & 0x80808080u) != 0) {
+              cvt_exact<AK>(v.x, code_exact(e), lo0, hi0);
+              cvt_exact<AK>(v.y, code_exact(e), lo1, hi1);
+            } else {
+              cvt_fast<AK>(v.x, code_mult<AK>(e), lo0, hi0);
+              cvt_fast<AK>(v.y, code_mult<AK>(e), lo1, hi1);
+            }
+          }
+          reinterpret_cast<uint4*>(tb)[(pr * NT + (tok >> 3)) * 32 + (rem & 31)] = make_uint4(lo0, hi0, lo1, hi1);
+        }
+        __syncthreads();  // the token buffer is whole; every warp is done with stage it - 1's slot
+        if (issuer) issue_next((it + kStages - 1) % kStages);
+
+        const uint32_t sw[2] = {*reinterpret_cast<const uint32_t*>(sc + swz_row_word(r0)),
+                                *reinterpret_cast<const uint32_t*>(sc + swz_row_word(r0 + 8))};
+        const uint4* tf = reinterpret_cast<const uint4*>(tb);
+        // K steps 4b .. 4b + 3 (bytes 64b .. 64b + 63 of each row): rows r0, r0 + 8, word j of chunk 4b + tig.
+#pragma unroll
+        for (int b = 0; b < 2; ++b) {
+          uint32_t wb[2][4];
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const uint4 v = *reinterpret_cast<const uint4*>(st + sw128_offset(r0 + 8 * h, 4 * b + tig));
+            wb[h][0] = v.x, wb[h][1] = v.y, wb[h][2] = v.z, wb[h][3] = v.w;
+          }
+          const int blk = 2 * b + (tig >> 1);  // this chunk's block of the stage
+          const bool blk_ok = 4 * kt + blk < kc;
+          uint32_t e[2];
+#pragma unroll
+          for (int h = 0; h < 2; ++h) e[h] = row_ok[h] && blk_ok ? (sw[h] >> (8 * blk)) & 0xFFu : kNoScale;
+          uint32_t spec = 0;
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) spec |= special_bits<BK>(wb[h][j]);
+          const bool slow = code_slow<BK>(e[0]) || code_slow<BK>(e[1]) || (spec & 0x80808080u) != 0;
+          uint32_t x[4][4];  // A fragments of K steps 4b + j: {lo(r0), lo(r0 + 8), hi(r0), hi(r0 + 8)}
+          auto emit = [&](auto slow_tag) {
+            constexpr bool kSlow = decltype(slow_tag)::value;
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+#pragma unroll
+              for (int h = 0; h < 2; ++h) {
+                if constexpr (kSlow) cvt_exact<BK>(wb[h][j], code_exact(e[h]), x[j][h], x[j][h + 2]);
+                else cvt_fast<BK>(wb[h][j], code_mult<BK>(e[h]), x[j][h], x[j][h + 2]);
+              }
+          };
+          if (slow) emit(std::true_type{});
+          else emit(std::false_type{});
+#pragma unroll
+          for (int q = 0; q < 2; ++q) {
+            const int pr = 2 * b + q;
+#pragma unroll
+            for (int nt = 0; nt < NT; ++nt) {
+              if (nt >= na) continue;  // uniform (static when NTA > 0)
+              const uint4 f = tf[(pr * NT + nt) * 32 + lane];
+              ptx::mma_bf16_16816(acc2[0][nt], x[2 * q], f.x, f.y);
+              ptx::mma_bf16_16816(acc2[1][nt], x[2 * q + 1], f.z, f.w);
+            }
+          }
+        }
+      }
+    };
+    if constexpr (kSpec) {
+      if (nta <= 1) stages(std::integral_constant<int, 1>{});
+      else if (nta == 2) stages(std::integral_constant<int, (NT >= 2 ? 2 : 1)>{});
+      else stages(std::integral_constant<int, 0>{});
+    } else {
+      stages(std::integral_constant<int, 0>{});
+    }
+
+    // ---- epilogue: alpha, optional accumulate, round once ----------------------------------------------------
+    float acc[NT][4];
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[nt][i] = acc2[0][nt][i] + acc2[1][nt][i];
+    auto store = [&](const float (&v)[NT][4]) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        if (!row_ok[h]) continue;
+        const int64_t n = ti.n0 + r0 + 8 * h;
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+          for (int c = 0; c < 2; ++c) {
+            const int tk = 8 * nt + 2 * tig + c;
+            if (tk >= ti.tok_valid) continue;
+            store_d_pair<kOutF32>(p, (static_cast<int64_t>(ti.tok0) + tk) * N + n, p.alpha * v[nt][2 * h + c], 0.0f,
+                                  false, false);
+          }
+      }
+    };
+    const int64_t t_first = static_cast<int64_t>(t) * U;
+    const int64_t c_first = owner(t_first), c_last = owner(t_first + U - 1);
+    if (c_first == c_last) {
+      store(acc);
+    } else {
+      // Shared tile: this CTA's first partial segment goes to slot 0, its last to slot 1.
+      float* mine = slot(me, u == u_begin ? 0 : 1);
+#pragma unroll
+      for (int i = 0; i < NT * 4; ++i) mine[i * 32 + lane] = acc[i / 4][i % 4];
+      __threadfence();
+      __syncwarp();
+      uint32_t old = 0;
+      if (lane == 0) {
+        old = atomicAdd(&dp.counters[static_cast<int64_t>(t) * 8 + warp], 1u);
+        __threadfence();  // with the atomic: acquire of the other contributors' partials
+      }
+      old = __shfl_sync(0xFFFFFFFFu, old, 0);
+      __syncwarp();
+      if (old == static_cast<uint32_t>(c_last - c_first)) {  // the last contributor: sum all in CTA order
+        __threadfence();
+        // (its own partial too, as written: the sum's order does not depend on who is last)
+        for (int64_t c = c_first; c <= c_last; ++c) {
+          const float* src = slot(c, start_of(c) / U == t ? 0 : 1);
+#pragma unroll
+          for (int i = 0; i < NT * 4; ++i) {
+            const float v = __ldcg(src + i * 32 + lane);
+            acc[i / 4][i % 4] = c == c_first ? v : acc[i / 4][i % 4] + v;
+          }
+        }
+        store(acc);
+      }
+    }
+    u = static_cast<int64_t>(t) * U + k1;
+    ++t;
+    k0 = 0;
+  }
+}
+
+// ==== The gemm7 kernel (two 64-byte boxes per operand and stage), kept for side-by-side measurement ====
 // kCtas: CTAs per SM the kernel is built for (launch bounds; the ring is 8 / kCtas stages deep).
 template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, int T, int kCtas>
-__device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
+__device__ __forceinline__ void decode_body_old(const GemmSm90DecodeParams& dp) {
   constexpr int NT = T / 8;
   constexpr int kStages = kGemmSm90DecodeStages / kCtas;
   constexpr int kABox = T * 64;
@@ -455,416 +805,36 @@ __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
 }
 
 
-// ==== Variants 1-3 (gemm8, measured against the kernel above) ===============================================
-// 1: the same stage structure with one 128-byte TMA box per operand and stage (128-byte swizzle: each B
-//    row's 128 bytes are one request) and a load cursor without 64-bit divisions; 2: no CTA barrier per
-//    stage -- the warps hand the token buffer over by an mbarrier (8 warp arrivals) and the last warp to
-//    leave a slot (a shared counter) refills it, so every slot is in flight at once; 3: as 2, but every
-//    warp converts the token fragments it needs itself (no token buffer, no handoff).
-
-// Byte offset of 16-byte chunk c (0..7) of 128-byte row r under TMA's 128-byte swizzle (1 KiB aligned box).
-__device__ __forceinline__ uint32_t sw128_offset(uint32_t r, uint32_t c) { return r * 128u + ((c ^ (r & 7u)) << 4); }
-
-// The mma B fragment {lo, hi} x 2 of K step pair pr (0..3) of token `tok` for the lane of chunk `tig`:
-// bytes [8h, 8h + 8) of chunk 4b + tig (b = pr / 2, h = pr % 2) of the token's 128-byte row; `sw` is
-// the token's 4-block scale word. Tokens outside the chunk and blocks past K give zeros.
-template <Fp8Kind AK>
-__device__ __forceinline__ uint4 token_frag(const uint8_t* abox, uint32_t sw, int tok, int tig, int pr, bool tok_ok,
-                                            int kt, int kc) {
-  const int b = pr >> 1, h = pr & 1;
-  const uint2 v = *reinterpret_cast<const uint2*>(abox + sw128_offset(tok, 4 * b + tig) + 8 * h);
-  const int blk = 2 * b + (tig >> 1);
-  const uint32_t e = (sw >> (8 * blk)) & 0xFFu;
-  uint32_t lo0 = 0u, hi0 = 0u, lo1 = 0u, hi1 = 0u;
-  if (tok_ok && 4 * kt + blk < kc) {
-    if (code_slow<AK>(e) || ((special_bits<AK>(v.x) | special_bits<AK>(v.y)) & 0x80808080u) != 0) {
-      cvt_exact<AK>(v.x, code_exact(e), lo0, hi0);
-      cvt_exact<AK>(v.y, code_exact(e), lo1, hi1);
-    } else {
-      cvt_fast<AK>(v.x, code_mult<AK>(e), lo0, hi0);
-      cvt_fast<AK>(v.y, code_mult<AK>(e), lo1, hi1);
-    }
-  }
-  return make_uint4(lo0, hi0, lo1, hi1);
-}
-
-// The load side of a CTA's unit range: the next unit to load (tile t, K stage kt) and what its loads
-// need, advanced one unit at a time (no divisions after the start).
-struct LoadCursor {
-  int64_t left;  // units still to load
-  int t, kt, U;
-  int32_t brow, tok0;  // TMA row coordinates of B and A
-  int n0, n_valid, tok_valid;
-  const uint8_t* bsc;  // B scales: swizzled, the tile's 512-byte block at kt = 0; LINEAR, the group's rows
-  int64_t asc;         // swizzled: this lane's A scale word at kt = 0 (token a_srow0 + lane)
-};
-
-template <int T>
-__device__ __forceinline__ void cursor_tile(LoadCursor& c, const GemmSm90Params& p, const Space& sp, int lane) {
-  const Tile ti = decode_tile<T>(p, sp, c.t);
-  c.brow = static_cast<int32_t>(static_cast<int64_t>(ti.g) * p.n + ti.n0);
-  c.tok0 = ti.tok0;
-  c.n0 = ti.n0;
-  c.n_valid = ti.n_valid;
-  c.tok_valid = ti.tok_valid;
-  c.bsc = p.b_scales + static_cast<int64_t>(ti.g) * p.b_scale_stride;
-  c.asc = 0;
-  if (p.swizzled) {
-    c.bsc += static_cast<int64_t>(ti.n0 >> 7) * (p.scale_ld >> 2) * layout::kTileBytes;
-    c.asc = layout::swizzled_offset(ti.a_srow0 + lane, 0, p.scale_ld);
-  }
-}
-
-template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, int T, int kCtas, int V>
-__device__ __forceinline__ void decode_body_v(const GemmSm90DecodeParams& dp) {
-  static_assert(V >= 1 && V <= 3, "variant");
-  constexpr bool kFree = V >= 2;     // no CTA barrier per stage
-  constexpr bool kOwnTok = V == 3;   // each warp converts its own token fragments
-  constexpr int NT = T / 8;
-  constexpr int kStages = kGemmSm90DecodeStages / kCtas;
-  constexpr int kABoxOff = kBN * 128;  // A's box follows B's 128 x 128-byte box
-  constexpr int kStageBytes = static_cast<int>(gemm_sm90_decode_stage_bytes(T));
-  constexpr int kScaleOff = static_cast<int>(gemm_sm90_decode_stage_data(T));
-  constexpr uint32_t kTx = static_cast<uint32_t>(gemm_sm90_decode_stage_data(T));
-  constexpr int kTokBytes = 256 * T;
-  constexpr int kPartialFloats = NT * 4 * 32;
-  static_assert(T == 8 || T == 16 || T == 32, "tokens per tile");
-  static_assert(kABoxOff % 1024 == 0 && (T * 128) % 1024 == 0, "128-byte swizzled boxes start 1 KiB aligned");
-  const GemmSm90Params& p = dp.g;
-  extern __shared__ uint8_t smem_raw[];
-  uint8_t* smem = ptx::smem_align1024(smem_raw);
-  uint8_t* tokbuf = smem + kStages * kStageBytes;
-  uint64_t* full = reinterpret_cast<uint64_t*>(tokbuf + 2 * kTokBytes);
-  uint64_t* tokfull = full + kStages;                          // [2], variant 2
-  uint32_t* left_cnt = reinterpret_cast<uint32_t*>(tokfull + 2);  // [kStages], variants 2-3
-  int* table = reinterpret_cast<int*>(full + kStages) + 16;    // after the 64 bytes of tokfull / left_cnt
-  __shared__ int warp_buf[kThreads / 32];
-
-  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-  if (tid == 0) {
-#pragma unroll
-    for (int i = 0; i < kStages; ++i) {
-      ptx::mbar_init(&full[i], 1 + 32);
-      left_cnt[i] = 0u;
-    }
-    ptx::mbar_init(&tokfull[0], 8);
-    ptx::mbar_init(&tokfull[1], 8);
-    ptx::mbar_fence_init();
-  }
-  const Space sp = build_space<T>(p, table, warp_buf);
-  __syncthreads();
-
-  const int64_t K = p.k, N = p.n;
-  const int kc = static_cast<int>(layout::scale_cols(K));
-  const int U = static_cast<int>(layout::ceil_div(K, kBK));  // K stages per tile (< 2^31 / 128)
-  const int64_t W = static_cast<int64_t>(sp.total_tiles) * U;
-  const int64_t P = min(static_cast<int64_t>(gridDim.x), max(int64_t(1), W / kGemmSm90DecodeMinStages));
-  const int64_t me = blockIdx.x;
-  if (me >= P) return;
-  const int64_t u_begin = me * W / P, u_end = (me + 1) * W / P;
-
-  // ---- loads ------------------------------------------------------------------------------------------------------
-  // Variant 1: warp kIssueWarp loads stage it + kStages - 1 into the slot of stage it - 1 right after
-  // the barrier of stage it (the first kStages - 1 up front). Variants 2-3: stage it + kStages goes into
-  // the slot of stage it, loaded by the last warp to finish stage it (all kStages up front); every warp
-  // keeps the cursor, advanced once per stage.
-  const uint64_t evict_first = ptx::l2_policy_evict_first();
-  const bool swz = p.swizzled != 0;
-  LoadCursor lc;
-  lc.left = u_end - u_begin;
-  lc.U = U;
-  lc.t = static_cast<int>(u_begin / U);
-  lc.kt = static_cast<int>(u_begin - static_cast<int64_t>(lc.t) * U);
-  cursor_tile<T>(lc, p, sp, lane);
-  auto advance = [&]() {
-    --lc.left;
-    if (++lc.kt == U) {
-      lc.kt = 0;
-      ++lc.t;
-      if (lc.left > 0) cursor_tile<T>(lc, p, sp, lane);
-    }
-  };
-  // The cursor's unit into slot s (the whole warp; lane 0 issues the TMA loads).
-  auto issue = [&](uint32_t s) {
-    uint8_t* st = smem + s * kStageBytes;
-    const int kt = lc.kt;
-    const int32_t kx = kt * kBK;
-    if (lane == 0) {
-      ptx::mbar_arrive_expect_tx(&full[s], kTx);
-      ptx::tma_load_2d_hint(ptx::smem_addr(st), dp.tmap_b, kx, lc.brow, &full[s], evict_first);
-      ptx::tma_load_2d(ptx::smem_addr(st + kABoxOff), dp.tmap_a, kx, lc.tok0, &full[s]);
-    }
-    uint8_t* sc = st + kScaleOff;
-    const uint32_t sc_addr = ptx::smem_addr(sc);
-    if (dp.scale_words) {
-      if (swz) {
-        const uint8_t* src = lc.bsc + static_cast<int64_t>(kt) * layout::kTileBytes;
-#pragma unroll
-        for (int i = 0; i < 4; ++i) ptx::cp_async_4_zfill(sc_addr + 4 * (lane + 32 * i), src + 4 * (lane + 32 * i), true);
-        if (lane < T)
-          ptx::cp_async_4_zfill(sc_addr + 512 + 4 * lane,
-                                p.a_scales + lc.asc + static_cast<int64_t>(kt) * layout::kTileBytes, true);
-      } else {
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const int r = lane + 32 * i;
-          const bool ok = r < lc.n_valid;
-          ptx::cp_async_4_zfill(sc_addr + swz_row_word(r), ok ? lc.bsc + (lc.n0 + r) * p.scale_ld + 4 * kt : p.b_scales,
-                                ok);
-        }
-        if (lane < T) {
-          const bool ok = lane < lc.tok_valid;
-          ptx::cp_async_4_zfill(sc_addr + 512 + 4 * lane,
-                                ok ? p.a_scales + (static_cast<int64_t>(lc.tok0) + lane) * p.scale_ld + 4 * kt
-                                   : p.a_scales,
-                                ok);
-        }
-      }
-      ptx::cp_async_mbar_arrive_noinc(ptx::smem_addr(&full[s]));
-    } else {
-      auto word = [&](const uint8_t* row) {
-        uint32_t w = 0;
-#pragma unroll
-        for (int c = 0; c < 4; ++c)
-          if (4 * kt + c < kc) w |= static_cast<uint32_t>(__ldg(row + 4 * kt + c)) << (8 * c);
-        return w;
-      };
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int r = lane + 32 * i;
-        *reinterpret_cast<uint32_t*>(sc + swz_row_word(r)) = r < lc.n_valid ? word(lc.bsc + (lc.n0 + r) * p.scale_ld) : 0u;
-      }
-      if (lane < T)
-        *reinterpret_cast<uint32_t*>(sc + 512 + 4 * lane) =
-            lane < lc.tok_valid ? word(p.a_scales + (static_cast<int64_t>(lc.tok0) + lane) * p.scale_ld) : 0u;
-      ptx::mbar_arrive(&full[s]);
-    }
-  };
-  constexpr int kAhead = kFree ? kStages : kStages - 1;  // stages loaded up front
-  if (warp == kIssueWarp && lane == 0) {
-    ptx::tma_prefetch_desc(dp.tmap_a);
-    ptx::tma_prefetch_desc(dp.tmap_b);
-  }
-  for (int i = 0; i < kAhead && lc.left > 0; ++i) {
-    if (warp == kIssueWarp) issue(static_cast<uint32_t>(i));
-    advance();
-  }
-
-  // ---- the stages ----------------------------------------------------------------------------------------------
-  const int g8 = lane >> 2, tig = lane & 3;
-  const int r0 = 16 * warp + g8;
-  auto owner = [&](int64_t u) { return ((u + 1) * P - 1) / W; };
-  auto start_of = [&](int64_t c) { return c * W / P; };
-  auto slot = [&](int64_t c, int which) {
-    return dp.partials + ((c * 2 + which) * 8 + warp) * static_cast<int64_t>(kPartialFloats);
-  };
-  uint32_t it = 0;
-  int64_t u = u_begin;
-  int t = static_cast<int>(u_begin / U);
-  int k0 = static_cast<int>(u_begin - static_cast<int64_t>(t) * U);
-  while (u < u_end) {
-    const int k1 = static_cast<int>(min(static_cast<int64_t>(U), u_end - static_cast<int64_t>(t) * U));
-    const Tile ti = decode_tile<T>(p, sp, t);
-    float acc2[2][NT][4];
-#pragma unroll
-    for (int q = 0; q < 2; ++q)
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) acc2[q][nt][i] = 0.0f;
-    const bool row_ok[2] = {r0 < ti.n_valid, r0 + 8 < ti.n_valid};
-    const int nta = (ti.tok_valid + 7) >> 3;
-
-    for (int kt = k0; kt < k1; ++kt, ++it) {
-      const uint32_t s = it % kStages, round = it / kStages;
-      const uint8_t* st = smem + s * kStageBytes;
-      const uint8_t* sc = st + kScaleOff;
-      const uint8_t* abox = st + kABoxOff;
-      uint8_t* tb = tokbuf + (it & 1) * kTokBytes;
-      ptx::mbar_wait(&full[s], round & 1);
-      if constexpr (!kOwnTok) {
-        for (int item = tid; item < 128 * nta; item += kThreads) {
-          const int pr = item / (32 * nta), rem = item - pr * 32 * nta, tok = rem >> 2;
-          const uint32_t sw = *reinterpret_cast<const uint32_t*>(sc + 512 + 4 * tok);
-          reinterpret_cast<uint4*>(tb)[(pr * NT + (tok >> 3)) * 32 + (rem & 31)] =
-              token_frag<AK>(abox, sw, tok, rem & 3, pr, tok < ti.tok_valid, kt, kc);
-        }
-        if constexpr (kFree) {
-          // Handoff: this warp's share is written; wait for the other seven. The buffer of this
-          // parity was last read at stage it - 2, which every warp finished before arriving for it - 1.
-          __syncwarp();
-          if (lane == 0) ptx::mbar_arrive(&tokfull[it & 1]);
-          ptx::mbar_wait(&tokfull[it & 1], (it >> 1) & 1);
-        } else {
-          __syncthreads();  // the token buffer is whole; every warp is done with stage it - 1's slot
-          if (warp == kIssueWarp && lc.left > 0) {
-            issue((it + kStages - 1) % kStages);
-            advance();
-          }
-        }
-      }
-
-      const uint32_t sw[2] = {*reinterpret_cast<const uint32_t*>(sc + swz_row_word(r0)),
-                              *reinterpret_cast<const uint32_t*>(sc + swz_row_word(r0 + 8))};
-      uint32_t tsw[NT];  // variant 3: this lane's tokens' scale words (tokens g8 + 8nt)
-      if constexpr (kOwnTok) {
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt) tsw[nt] = *reinterpret_cast<const uint32_t*>(sc + 512 + 4 * (8 * nt + g8));
-      }
-      const uint4* tf = reinterpret_cast<const uint4*>(tb);
-#pragma unroll
-      for (int b = 0; b < 2; ++b) {
-        uint32_t wb[2][4];
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const uint4 v = *reinterpret_cast<const uint4*>(st + sw128_offset(r0 + 8 * h, 4 * b + tig));
-          wb[h][0] = v.x, wb[h][1] = v.y, wb[h][2] = v.z, wb[h][3] = v.w;
-        }
-        const int blk = 2 * b + (tig >> 1);
-        const bool blk_ok = 4 * kt + blk < kc;
-        uint32_t e[2];
-#pragma unroll
-        for (int h = 0; h < 2; ++h) e[h] = row_ok[h] && blk_ok ? (sw[h] >> (8 * blk)) & 0xFFu : kNoScale;
-        uint32_t spec = 0;
-#pragma unroll
-        for (int h = 0; h < 2; ++h)
-#pragma unroll
-          for (int j = 0; j < 4; ++j) spec |= special_bits<BK>(wb[h][j]);
-        const bool slow = code_slow<BK>(e[0]) || code_slow<BK>(e[1]) || (spec & 0x80808080u) != 0;
-        uint32_t x[4][4];
-        auto emit = [&](auto slow_tag) {
-          constexpr bool kSlow = decltype(slow_tag)::value;
-#pragma unroll
-          for (int j = 0; j < 4; ++j)
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              if constexpr (kSlow) cvt_exact<BK>(wb[h][j], code_exact(e[h]), x[j][h], x[j][h + 2]);
-              else cvt_fast<BK>(wb[h][j], code_mult<BK>(e[h]), x[j][h], x[j][h + 2]);
-            }
-        };
-        if (slow) emit(std::true_type{});
-        else emit(std::false_type{});
-#pragma unroll
-        for (int q = 0; q < 2; ++q) {
-          const int pr = 2 * b + q;
-#pragma unroll
-          for (int nt = 0; nt < NT; ++nt) {
-            if (nt >= nta) continue;  // uniform
-            uint4 f;
-            if constexpr (kOwnTok) f = token_frag<AK>(abox, tsw[nt], 8 * nt + g8, tig, pr, 8 * nt + g8 < ti.tok_valid, kt, kc);
-            else f = tf[(pr * NT + nt) * 32 + lane];
-            ptx::mma_bf16_16816(acc2[0][nt], x[2 * q], f.x, f.y);
-            ptx::mma_bf16_16816(acc2[1][nt], x[2 * q + 1], f.z, f.w);
-          }
-        }
-      }
-      if constexpr (kFree) {
-        // This warp is done with slot s; the last of the eight refills it with stage it + kStages.
-        __syncwarp();
-        uint32_t old = 0;
-        if (lane == 0) old = atomicAdd(&left_cnt[s], 1u);
-        old = __shfl_sync(0xFFFFFFFFu, old, 0);
-        if (lc.left > 0) {
-          if ((old & 7u) == 7u) issue(s);
-          advance();
-        }
-      }
-    }
-
-    // ---- epilogue: alpha, optional accumulate, round once (as decode_body) ------------------------------------
-    float acc[NT][4];
-#pragma unroll
-    for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) acc[nt][i] = acc2[0][nt][i] + acc2[1][nt][i];
-    auto store = [&](const float (&v)[NT][4]) {
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        if (!row_ok[h]) continue;
-        const int64_t n = ti.n0 + r0 + 8 * h;
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-          for (int c = 0; c < 2; ++c) {
-            const int tk = 8 * nt + 2 * tig + c;
-            if (tk >= ti.tok_valid) continue;
-            store_d_pair<kOutF32>(p, (static_cast<int64_t>(ti.tok0) + tk) * N + n, p.alpha * v[nt][2 * h + c], 0.0f,
-                                  false, false);
-          }
-      }
-    };
-    const int64_t t_first = static_cast<int64_t>(t) * U;
-    const int64_t c_first = owner(t_first), c_last = owner(t_first + U - 1);
-    if (c_first == c_last) {
-      store(acc);
-    } else {
-      float* mine = slot(me, u == u_begin ? 0 : 1);
-#pragma unroll
-      for (int i = 0; i < NT * 4; ++i) mine[i * 32 + lane] = acc[i / 4][i % 4];
-      __threadfence();
-      __syncwarp();
-      uint32_t old = 0;
-      if (lane == 0) {
-        old = atomicAdd(&dp.counters[static_cast<int64_t>(t) * 8 + warp], 1u);
-        __threadfence();
-      }
-      old = __shfl_sync(0xFFFFFFFFu, old, 0);
-      __syncwarp();
-      if (old == static_cast<uint32_t>(c_last - c_first)) {
-        __threadfence();
-        for (int64_t c = c_first; c <= c_last; ++c) {
-          const float* src = slot(c, start_of(c) / U == t ? 0 : 1);
-#pragma unroll
-          for (int i = 0; i < NT * 4; ++i) {
-            const float v = __ldcg(src + i * 32 + lane);
-            acc[i / 4][i % 4] = c == c_first ? v : acc[i / 4][i % 4] + v;
-          }
-        }
-        store(acc);
-      }
-    }
-    u = static_cast<int64_t>(t) * U + k1;
-    ++t;
-    k0 = 0;
-  }
-}
+// The entry points' bodies (measurement variants: _nospec, _old).
+template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, int T, int kCtas>
+__device__ __forceinline__ void body_spec(const GemmSm90DecodeParams& dp) { decode_body<AK, BK, kOutF32, T, kCtas, true>(dp); }
+template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, int T, int kCtas>
+__device__ __forceinline__ void body_nospec(const GemmSm90DecodeParams& dp) { decode_body<AK, BK, kOutF32, T, kCtas, false>(dp); }
 
 }  // namespace decode
 }  // namespace sm90gemm
 }  // namespace mxq
 
 // extern "C" entry points, looked up by name from the embedded image (src/cuda/op_gemm.cpp):
-// mxq_gemm_sm90_decode_<A>_<B>_<D>_t<T>_x<CTAs per SM>.
-#define MXQ_GEMM_SM90_DECODE_ENTRY(NAME, AK, BK, F32, T, C)                                            \
+// mxq_gemm_sm90_decode_<A>_<B>_<D>_t<T>_x<CTAs per SM>; measurement only (E4M3 x E4M3): the suffix
+// _nospec (one stage loop for every n-tile count) and _old (the gemm7 kernel).
+#define MXQ_GEMM_SM90_DECODE_ENTRY(NAME, BODY, AK, BK, F32, T, C)                                      \
   extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90DecodeThreads, C)                          \
       NAME(const __grid_constant__ mxq::GemmSm90DecodeParams p) {                                      \
-    mxq::sm90gemm::decode::decode_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, T, C>(p);     \
+    mxq::sm90gemm::decode::BODY<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, T, C>(p);            \
   }
-#define MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, T)                                                        \
-  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_bf16_t##T##_x1, AK, BK, false, T, 1)   \
-  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_f32_t##T##_x1, AK, BK, true, T, 1)     \
-  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_bf16_t##T##_x2, AK, BK, false, T, 2)   \
-  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_f32_t##T##_x2, AK, BK, true, T, 2)
-#define MXQ_GEMM_SM90_DECODE_ENTRIES(A, B, AK, BK) \
-  MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, 8)          \
-  MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, 16)         \
-  MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, 32)
-// Variants 1-3 (measurement): mxq_gemm_sm90_decode_<A>_<B>_<D>_t<T>_x<CTAs>_v<V>, E4M3 x E4M3 only.
-#define MXQ_GEMM_SM90_DECODE_VENTRY(NAME, AK, BK, F32, T, C, V)                                         \
-  extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90DecodeThreads, C)                          \
-      NAME(const __grid_constant__ mxq::GemmSm90DecodeParams p) {                                      \
-    mxq::sm90gemm::decode::decode_body_v<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, T, C, V>(p); \
-  }
-#define MXQ_GEMM_SM90_DECODE_VT(T, V)                                                                              \
-  MXQ_GEMM_SM90_DECODE_VENTRY(mxq_gemm_sm90_decode_e4m3_e4m3_bf16_t##T##_x1_v##V, E4M3, E4M3, false, T, 1, V) \
-  MXQ_GEMM_SM90_DECODE_VENTRY(mxq_gemm_sm90_decode_e4m3_e4m3_f32_t##T##_x1_v##V, E4M3, E4M3, true, T, 1, V)   \
-  MXQ_GEMM_SM90_DECODE_VENTRY(mxq_gemm_sm90_decode_e4m3_e4m3_bf16_t##T##_x2_v##V, E4M3, E4M3, false, T, 2, V) \
-  MXQ_GEMM_SM90_DECODE_VENTRY(mxq_gemm_sm90_decode_e4m3_e4m3_f32_t##T##_x2_v##V, E4M3, E4M3, true, T, 2, V)
-#define MXQ_GEMM_SM90_DECODE_V(V) MXQ_GEMM_SM90_DECODE_VT(8, V) MXQ_GEMM_SM90_DECODE_VT(16, V) MXQ_GEMM_SM90_DECODE_VT(32, V)
-MXQ_GEMM_SM90_DECODE_V(1)
-MXQ_GEMM_SM90_DECODE_V(2)
-MXQ_GEMM_SM90_DECODE_V(3)
+#define MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, T, SFX, BODY)                                                     \
+  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_bf16_t##T##_x1##SFX, BODY, AK, BK, false, T, 1) \
+  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_f32_t##T##_x1##SFX, BODY, AK, BK, true, T, 1)   \
+  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_bf16_t##T##_x2##SFX, BODY, AK, BK, false, T, 2) \
+  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_f32_t##T##_x2##SFX, BODY, AK, BK, true, T, 2)
+#define MXQ_GEMM_SM90_DECODE_ENTRIES(A, B, AK, BK, SFX, BODY) \
+  MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, 8, SFX, BODY)          \
+  MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, 16, SFX, BODY)         \
+  MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, 32, SFX, BODY)
 
-MXQ_GEMM_SM90_DECODE_ENTRIES(e4m3, e4m3, E4M3, E4M3)
-MXQ_GEMM_SM90_DECODE_ENTRIES(e4m3, e5m2, E4M3, E5M2)
-MXQ_GEMM_SM90_DECODE_ENTRIES(e5m2, e4m3, E5M2, E4M3)
+MXQ_GEMM_SM90_DECODE_ENTRIES(e4m3, e4m3, E4M3, E4M3, , body_spec)
+MXQ_GEMM_SM90_DECODE_ENTRIES(e4m3, e5m2, E4M3, E5M2, , body_spec)
+MXQ_GEMM_SM90_DECODE_ENTRIES(e5m2, e4m3, E5M2, E4M3, , body_spec)
+MXQ_GEMM_SM90_DECODE_ENTRIES(e4m3, e4m3, E4M3, E4M3, _nospec, body_nospec)
+MXQ_GEMM_SM90_DECODE_ENTRIES(e4m3, e4m3, E4M3, E4M3, _old, decode_body_old)
