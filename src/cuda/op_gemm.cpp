@@ -402,21 +402,6 @@ class GemmSm90Decode final : public OpImpl {
       : d_(d), dev_(dev), tokens_(decode_tokens(d)), ctas_(decode_ctas_per_sm(d, dev.info())) {
     kname_ = fmt::format("mxq_gemm_sm90_decode_{}_{}_{}_t{}_x{}", fp8_tag(d.a_dtype), fp8_tag(d.b_dtype),
                          d.d_dtype == MXQ_DTYPE_FP32 ? "f32" : "bf16", tokens_, ctas_);
-    // Measurement switches (gemm8, temporary), E4M3 x E4M3 only: MXQ_GEMM_SM90_DECODE_VARIANT=old (the
-    // gemm7 kernel) or nospec (one stage loop for every n-tile count); MXQ_GEMM_SM90_DECODE_L2=f256 (B
-    // evict_first, 256-byte L2 promotion: the default), f128, n256, n128 (n: no L2 policy).
-    if (const char* env = std::getenv("MXQ_GEMM_SM90_DECODE_VARIANT");
-        env && d.a_dtype == MXQ_DTYPE_E4M3 && d.b_dtype == MXQ_DTYPE_E4M3) {
-      const std::string v(env);
-      if (v == "old" || v == "nospec") {
-        kname_ += "_" + v;
-        old_ = v == "old";
-      }
-    }
-    if (const char* env = std::getenv("MXQ_GEMM_SM90_DECODE_L2"); env && std::strlen(env) == 4) {
-      evict_first_ = env[0] != 'n';
-      promo128_ = std::string(env + 1) == "128";
-    }
     fn_ = dev.kernel(kname_.c_str());
     base_ = sm90_base_params(d, d.num_groups);
     base_.rows_total = d.m;
@@ -469,15 +454,11 @@ class GemmSm90Decode final : public OpImpl {
     dp.scale_words = p.swizzled || (layout::scale_cols(d_.k) % 4 == 0 && aligned4(p.a_scales) && aligned4(p.b_scales));
     dp.counters = static_cast<uint32_t*>(workspace);
     dp.partials = reinterpret_cast<float*>(static_cast<uint8_t*>(workspace) + counter_bytes_);
-    dp.b_evict_first = evict_first_ ? 1 : 0;
-    // One 128-byte box per operand and stage (128-byte swizzle); the gemm7 kernel: two 64-byte boxes.
-    const uint32_t box = old_ ? 64 : 128;
-    const auto swz = old_ ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B;
-    const auto promo = promo128_ ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B : CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
-    encode_tma_2d(dp.tmap_a, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, p.a, d_.k, d_.m, box, static_cast<uint32_t>(tokens_), swz,
-                  "grouped GEMM decode A", promo);
-    encode_tma_2d(dp.tmap_b, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, p.b, d_.k, d_.num_groups * d_.n, box,
-                  kGemmSm90DecodeTileN, swz, "grouped GEMM decode B", promo);
+    // One 128-byte box per operand and stage (128-byte swizzle: each row's 128 bytes are one request).
+    encode_tma_2d(dp.tmap_a, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, p.a, d_.k, d_.m, 128, static_cast<uint32_t>(tokens_),
+                  CU_TENSOR_MAP_SWIZZLE_128B, "grouped GEMM decode A");
+    encode_tma_2d(dp.tmap_b, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, p.b, d_.k, d_.num_groups * d_.n, 128,
+                  kGemmSm90DecodeTileN, CU_TENSOR_MAP_SWIZZLE_128B, "grouped GEMM decode B");
     // Shared tiles count their contributors from zero on this stream in every launch.
     check(driver().cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(dp.counters), 0, counter_bytes_,
                                    reinterpret_cast<CUstream>(stream)),
@@ -494,9 +475,6 @@ class GemmSm90Decode final : public OpImpl {
   Device& dev_;
   int tokens_;
   int ctas_;
-  bool old_ = false;
-  bool evict_first_ = true;
-  bool promo128_ = false;
   CUfunction fn_ = nullptr;
   std::string kname_;
   GemmSm90Params base_{};
