@@ -15,11 +15,12 @@
 // halves the mma dependency chain of a stage.
 //
 // Ring (8 / CTAs-per-SM stages; 2 CTAs per SM when their shared memory fits, else 1). A stage is one
-// 128-wide K step of a tile: two TMA loads of B (128 rows x 64 bytes each, 64-byte swizzle, L2
-// evict_first: B is read once), two of A (T rows x 64 bytes), and the stage's scales by 4-byte
-// cp.async (B: the 512-byte SWIZZLED_128x4 tile of the 128 rows and 4 blocks, or the same bytes
-// gathered from LINEAR rows; A: one 4-block word per token). Its `full` mbarrier counts the issuing
-// lane's arrive.expect_tx (TMA bytes) and 32 cp.async arrivals. Per stage, every thread: wait for
+// 128-wide K step of a tile: one TMA load of B (128 rows x 128 bytes, 128-byte swizzle, L2
+// evict_first: B is read once; each row's 128 bytes are one request), one of A (T rows x 128 bytes),
+// and the stage's scales by 4-byte cp.async (B: the 512-byte SWIZZLED_128x4 tile of the 128 rows and
+// 4 blocks, or the same bytes gathered from LINEAR rows; A: one 4-block word per token). Its `full`
+// mbarrier counts the issuing lane's arrive.expect_tx (TMA bytes) and 32 cp.async arrivals. Warp 7
+// walks the CTA's units with a cursor (no divisions per stage). Per stage, every thread: wait for
 // `full`; convert 8 bytes of A per item (16 bytes per token and K step pair) into the token buffer of
 // the stage's parity (mma B fragments, in fragment order); __syncthreads; warp 7 issues the stage
 // kStages - 1 ahead into the slot of the previous stage (every warp has left it: the barrier); each
@@ -27,7 +28,15 @@
 // gemm_bf16_convert.cuh, the same for the tokens) and runs its mma.sync. There is no empty barrier:
 // the one CTA barrier per stage orders both the token buffer (rewritten two stages later) and the
 // slot reuse. (A dedicated producer warp, the first version, made the CTA 9 warps, which caps two
-// CTAs per SM at 96 registers per thread.)
+// CTAs per SM at 96 registers per thread; warps handing the token buffer over by an mbarrier with
+// the last warp out of a slot refilling it, and warps converting their own token fragments, were
+// measured slower: docs/PERFORMANCE.md, seventh session.)
+//
+// Two bodies, the same work and data layout: decode_body_per_count (T = 8, 16) compiles the stage loop
+// once per count of 8-token n-tiles a tile fills, so skipped n-tiles cost no branches and the token
+// items' divisions are by constants; decode_body_one_loop (T = 32) has one loop for every count. With
+// T = 32 the per-count form was as fast on even groups but slower on uneven ones (tiles of 17-24
+// tokens: a third loop copy), so each T keeps the form measured faster.
 //
 // Masking. B rows past N and blocks past ceil(K/32) take scale code kNoScale (multiplier 0); TMA
 // fills K past the tensor with zeros. Tokens past the chunk's group are written to the token buffer
@@ -53,12 +62,8 @@ constexpr int kThreads = kGemmSm90DecodeThreads;
 constexpr int kConsumerThreads = 256;
 constexpr int kIssueWarp = 7;  // also issues the loads
 constexpr int kBN = kGemmSm90DecodeTileN, kBK = kGemmSm90DecodeTileK;
-constexpr int kBBox = kBN * 64;  // one 128-row x 64-byte B box
 static_assert(kConsumerThreads == 8 * 32 && kBN == 8 * 16, "8 consumer warps of 16 B rows");
 
-// Byte offset of 16-byte chunk c of 64-byte row r under TMA's 64-byte swizzle (conflict-free for a
-// warp reading chunk l % 4 of rows l / 4 and l / 4 + 8).
-__device__ __forceinline__ uint32_t sw64_offset(uint32_t r, uint32_t c) { return r * 64u + ((c ^ ((r >> 1) & 3u)) << 4); }
 // Word of row r (0..127) in a 512-byte SWIZZLED_128x4 scale tile (its 4 blocks, one byte each).
 __device__ __forceinline__ uint32_t swz_row_word(uint32_t r) { return (r & 31u) * 16u + ((r >> 5) & 3u) * 4u; }
 
@@ -149,24 +154,21 @@ __device__ __forceinline__ Tile decode_tile(const GemmSm90Params& p, const Space
   return ti;
 }
 
-// Item i < 128 nta of stage kt's token conversion (nta = the tile's 8-token n-tiles that hold a token;
-// consumer thread i, and i + 256 when nta = 4): bytes [8h, 8h + 8) of 16-byte chunk `tig` of token
-// `tok` in A box b, i.e. K steps 2pr and 2pr + 1 of the stage (pr = 2b + h), converted into mma B
-// fragments {lo, hi} of lane (tok % 8) * 4 + tig of n-tile tok / 8, stored as one 16-byte entry
-// [pr][n-tile][lane] of the token buffer (a warp's items fill 512 contiguous bytes). Tokens outside
-// the group and blocks past K give zeros.
-template <Fp8Kind AK, int T>
-__device__ __forceinline__ void convert_tokens(const uint8_t* abox, const uint8_t* ascale, uint8_t* tokbuf, int item,
-                                               int nta, int kt, int kc, int tok_valid) {
-  constexpr int NT = T / 8;
-  const int pr = item / (32 * nta), rem = item - pr * 32 * nta, tok = rem >> 2, tig = rem & 3;
+// Byte offset of 16-byte chunk c (0..7) of 128-byte row r under TMA's 128-byte swizzle (1 KiB aligned box).
+__device__ __forceinline__ uint32_t sw128_offset(uint32_t r, uint32_t c) { return r * 128u + ((c ^ (r & 7u)) << 4); }
+
+// The mma B fragment {lo, hi} x 2 of K step pair pr (0..3) of token `tok` for the lane of chunk `tig`:
+// bytes [8h, 8h + 8) of chunk 4b + tig (b = pr / 2, h = pr % 2) of the token's 128-byte row; `sw` is
+// the token's 4-block scale word. Tokens outside the chunk and blocks past K give zeros.
+template <Fp8Kind AK>
+__device__ __forceinline__ uint4 token_frag(const uint8_t* abox, uint32_t sw, int tok, int tig, int pr, bool tok_ok,
+                                            int kt, int kc) {
   const int b = pr >> 1, h = pr & 1;
-  const uint2 v = *reinterpret_cast<const uint2*>(abox + b * T * 64 + sw64_offset(tok, tig) + 8 * h);
+  const uint2 v = *reinterpret_cast<const uint2*>(abox + sw128_offset(tok, 4 * b + tig) + 8 * h);
   const int blk = 2 * b + (tig >> 1);
-  const bool valid = tok < tok_valid && 4 * kt + blk < kc;
-  const uint32_t e = ascale[4 * tok + blk];
+  const uint32_t e = (sw >> (8 * blk)) & 0xFFu;
   uint32_t lo0 = 0u, hi0 = 0u, lo1 = 0u, hi1 = 0u;
-  if (valid) {
+  if (tok_ok && 4 * kt + blk < kc) {
     if (code_slow<AK>(e) || ((special_bits<AK>(v.x) | special_bits<AK>(v.y)) & 0x80808080u) != 0) {
       cvt_exact<AK>(v.x, code_exact(e), lo0, hi0);
       cvt_exact<AK>(v.y, code_exact(e), lo1, hi1);
@@ -175,21 +177,52 @@ __device__ __forceinline__ void convert_tokens(const uint8_t* abox, const uint8_
       cvt_fast<AK>(v.y, code_mult<AK>(e), lo1, hi1);
     }
   }
-  reinterpret_cast<uint4*>(tokbuf)[(pr * NT + (tok >> 3)) * 32 + (rem & 31)] = make_uint4(lo0, hi0, lo1, hi1);
+  return make_uint4(lo0, hi0, lo1, hi1);
 }
 
-// kCtas: CTAs per SM the kernel is built for (launch bounds; the ring is 8 / kCtas stages deep).
+// The load side of a CTA's unit range: the next unit to load (tile t, K stage kt) and what its loads
+// need, advanced one unit at a time (no divisions after the start).
+struct LoadCursor {
+  int64_t left;  // units still to load
+  int t, kt, U;
+  int32_t brow, tok0;  // TMA row coordinates of B and A
+  int n0, n_valid, tok_valid;
+  const uint8_t* bsc;  // B scales: swizzled, the tile's 512-byte block at kt = 0; LINEAR, the group's rows
+  int64_t asc;         // swizzled: this lane's A scale word at kt = 0 (token a_srow0 + lane)
+};
+
+template <int T>
+__device__ __forceinline__ void cursor_tile(LoadCursor& c, const GemmSm90Params& p, const Space& sp, int lane) {
+  const Tile ti = decode_tile<T>(p, sp, c.t);
+  c.brow = static_cast<int32_t>(static_cast<int64_t>(ti.g) * p.n + ti.n0);
+  c.tok0 = ti.tok0;
+  c.n0 = ti.n0;
+  c.n_valid = ti.n_valid;
+  c.tok_valid = ti.tok_valid;
+  c.bsc = p.b_scales + static_cast<int64_t>(ti.g) * p.b_scale_stride;
+  c.asc = 0;
+  if (p.swizzled) {
+    c.bsc += static_cast<int64_t>(ti.n0 >> 7) * (p.scale_ld >> 2) * layout::kTileBytes;
+    c.asc = layout::swizzled_offset(ti.a_srow0 + lane, 0, p.scale_ld);
+  }
+}
+
+// kCtas: CTAs per SM the kernel is built for (launch bounds; the ring is 8 / kCtas stages deep). The
+// stage loop is compiled once per count of 8-token n-tiles a tile fills (1, 2; more, as T = 32 would
+// have, at run time), so the skipped n-tiles cost no branches.
 template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, int T, int kCtas>
-__device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
+__device__ __forceinline__ void decode_body_per_count(const GemmSm90DecodeParams& dp) {
   constexpr int NT = T / 8;
   constexpr int kStages = kGemmSm90DecodeStages / kCtas;
-  constexpr int kABox = T * 64;
+  constexpr int kABoxOff = kBN * 128;  // A's T x 128-byte box follows B's 128 x 128-byte box
   constexpr int kStageBytes = static_cast<int>(gemm_sm90_decode_stage_bytes(T));
   constexpr int kScaleOff = static_cast<int>(gemm_sm90_decode_stage_data(T));
   constexpr uint32_t kTx = static_cast<uint32_t>(gemm_sm90_decode_stage_data(T));
   constexpr int kTokBytes = 256 * T;
   constexpr int kPartialFloats = NT * 4 * 32;  // one warp's partial tile
+  constexpr int kItems = (128 * NT + kThreads - 1) / kThreads;  // token items per thread and stage, at most
   static_assert(T == 8 || T == 16 || T == 32, "tokens per tile");
+  static_assert(kABoxOff % 1024 == 0 && (T * 128) % 1024 == 0, "128-byte swizzled boxes start 1 KiB aligned");
   const GemmSm90Params& p = dp.g;
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = ptx::smem_align1024(smem_raw);
@@ -210,7 +243,7 @@ __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
 
   const int64_t K = p.k, N = p.n;
   const int kc = static_cast<int>(layout::scale_cols(K));
-  const int64_t U = layout::ceil_div(K, kBK);  // K stages per tile
+  const int U = static_cast<int>(layout::ceil_div(K, kBK));  // K stages per tile (K < 2^31)
   const int64_t W = static_cast<int64_t>(sp.total_tiles) * U;
   const int64_t P = min(static_cast<int64_t>(gridDim.x), max(int64_t(1), W / kGemmSm90DecodeMinStages));
   const int64_t me = blockIdx.x;
@@ -218,61 +251,56 @@ __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
   const int64_t u_begin = me * W / P, u_end = (me + 1) * W / P;
 
   // ---- loads: warp kIssueWarp fills the ring -----------------------------------------------------------------
-  // Stage `li` (the li-th unit of this CTA's range) goes to slot li % kStages. The first kStages - 1
-  // are issued up front; then, right after the barrier of stage it, stage it + kStages - 1 goes to the
-  // slot of stage it - 1, which every warp has finished reading before arriving at that barrier.
+  // The li-th unit of this CTA's range goes to slot li % kStages. The first kStages - 1 are issued up
+  // front; then, right after the barrier of stage it, stage it + kStages - 1 goes to the slot of stage
+  // it - 1, which every warp has finished reading before arriving at that barrier. The cursor walks the
+  // units one at a time (no divisions per stage).
   const bool issuer = warp == kIssueWarp;
-  const uint64_t evict_first = ptx::l2_policy_evict_first();
   const bool swz = p.swizzled != 0;
-  int64_t lu = u_begin;  // next unit to load
-  int lt = -1;           // its tile, and that tile's decode
-  Tile lti{};
-  uint32_t li = 0;
-  auto issue_next = [&]() {
-    if (lu >= u_end) return;
-    const int t = static_cast<int>(lu / U);
-    const int kt = static_cast<int>(lu - t * U);
-    if (t != lt) {
-      lt = t;
-      lti = decode_tile<T>(p, sp, t);
-    }
-    const uint32_t s = li % kStages;
+  const uint64_t b_policy = ptx::l2_policy_evict_first();
+  LoadCursor lc;
+  lc.left = u_end - u_begin;
+  lc.U = U;
+  lc.t = static_cast<int>(u_begin / U);
+  lc.kt = static_cast<int>(u_begin - static_cast<int64_t>(lc.t) * U);
+  if (issuer) cursor_tile<T>(lc, p, sp, lane);
+  // The cursor's unit into slot s, then the cursor moves on (warp kIssueWarp; lane 0 issues the TMA loads).
+  auto issue_next = [&](uint32_t s) {
+    if (lc.left <= 0) return;
     uint8_t* st = smem + s * kStageBytes;
+    const int kt = lc.kt;
     const int32_t kx = kt * kBK;
     if (lane == 0) {
-      const int32_t brow = static_cast<int32_t>(static_cast<int64_t>(lti.g) * N + lti.n0);
       ptx::mbar_arrive_expect_tx(&full[s], kTx);
-      ptx::tma_load_2d_hint(ptx::smem_addr(st), dp.tmap_b, kx, brow, &full[s], evict_first);
-      ptx::tma_load_2d_hint(ptx::smem_addr(st + kBBox), dp.tmap_b, kx + 64, brow, &full[s], evict_first);
-      ptx::tma_load_2d(ptx::smem_addr(st + 2 * kBBox), dp.tmap_a, kx, lti.tok0, &full[s]);
-      ptx::tma_load_2d(ptx::smem_addr(st + 2 * kBBox + kABox), dp.tmap_a, kx + 64, lti.tok0, &full[s]);
+      ptx::tma_load_2d_hint(ptx::smem_addr(st), dp.tmap_b, kx, lc.brow, &full[s], b_policy);
+
+      ptx::tma_load_2d(ptx::smem_addr(st + kABoxOff), dp.tmap_a, kx, lc.tok0, &full[s]);
     }
-    const uint8_t* bsc = p.b_scales + static_cast<int64_t>(lti.g) * p.b_scale_stride;
     uint8_t* sc = st + kScaleOff;
     const uint32_t sc_addr = ptx::smem_addr(sc);
     if (dp.scale_words) {
       if (swz) {
         // B: the 512-byte tile of rows n0 .. n0 + 127 (padding rows included: inside the tensor), blocks
         // 4kt .. 4kt + 3; A: each token's word (rows inside the group's padded 128-row tiles: T | 128).
-        const uint8_t* src = bsc + (static_cast<int64_t>(lti.n0 >> 7) * (p.scale_ld >> 2) + kt) * layout::kTileBytes;
+        const uint8_t* src = lc.bsc + static_cast<int64_t>(kt) * layout::kTileBytes;
 #pragma unroll
         for (int i = 0; i < 4; ++i) ptx::cp_async_4_zfill(sc_addr + 4 * (lane + 32 * i), src + 4 * (lane + 32 * i), true);
         if (lane < T)
           ptx::cp_async_4_zfill(sc_addr + 512 + 4 * lane,
-                                p.a_scales + layout::swizzled_offset(lti.a_srow0 + lane, 4 * kt, p.scale_ld), true);
+                                p.a_scales + lc.asc + static_cast<int64_t>(kt) * layout::kTileBytes, true);
       } else {
         // LINEAR rows whose 4-block words are aligned (4 | ceil(K/32)): gathered into the tile layout.
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
           const int r = lane + 32 * i;
-          const bool ok = r < lti.n_valid;
-          ptx::cp_async_4_zfill(sc_addr + swz_row_word(r), ok ? bsc + (lti.n0 + r) * p.scale_ld + 4 * kt : p.b_scales,
+          const bool ok = r < lc.n_valid;
+          ptx::cp_async_4_zfill(sc_addr + swz_row_word(r), ok ? lc.bsc + (lc.n0 + r) * p.scale_ld + 4 * kt : p.b_scales,
                                 ok);
         }
         if (lane < T) {
-          const bool ok = lane < lti.tok_valid;
+          const bool ok = lane < lc.tok_valid;
           ptx::cp_async_4_zfill(sc_addr + 512 + 4 * lane,
-                                ok ? p.a_scales + (static_cast<int64_t>(lti.tok0) + lane) * p.scale_ld + 4 * kt
+                                ok ? p.a_scales + (static_cast<int64_t>(lc.tok0) + lane) * p.scale_ld + 4 * kt
                                    : p.a_scales,
                                 ok);
         }
@@ -290,22 +318,26 @@ __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         const int r = lane + 32 * i;
-        *reinterpret_cast<uint32_t*>(sc + swz_row_word(r)) = r < lti.n_valid ? word(bsc + (lti.n0 + r) * p.scale_ld) : 0u;
+        *reinterpret_cast<uint32_t*>(sc + swz_row_word(r)) = r < lc.n_valid ? word(lc.bsc + (lc.n0 + r) * p.scale_ld) : 0u;
       }
       if (lane < T)
         *reinterpret_cast<uint32_t*>(sc + 512 + 4 * lane) =
-            lane < lti.tok_valid ? word(p.a_scales + (static_cast<int64_t>(lti.tok0) + lane) * p.scale_ld) : 0u;
+            lane < lc.tok_valid ? word(p.a_scales + (static_cast<int64_t>(lc.tok0) + lane) * p.scale_ld) : 0u;
       ptx::mbar_arrive(&full[s]);  // release: the stores above are visible to the waiting warps
     }
-    ++lu;
-    ++li;
+    --lc.left;
+    if (++lc.kt == U) {
+      lc.kt = 0;
+      ++lc.t;
+      if (lc.left > 0) cursor_tile<T>(lc, p, sp, lane);
+    }
   };
   if (issuer) {
     if (lane == 0) {
       ptx::tma_prefetch_desc(dp.tmap_a);
       ptx::tma_prefetch_desc(dp.tmap_b);
     }
-    for (int i = 0; i + 1 < kStages; ++i) issue_next();
+    for (int i = 0; i + 1 < kStages; ++i) issue_next(static_cast<uint32_t>(i));
   }
 
   // ---- the stages ----------------------------------------------------------------------------------------------
@@ -318,10 +350,11 @@ __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
     return dp.partials + ((c * 2 + which) * 8 + warp) * static_cast<int64_t>(kPartialFloats);
   };
   uint32_t it = 0;
-  for (int64_t u = u_begin; u < u_end;) {
-    const int t = static_cast<int>(u / U);
-    const int k0 = static_cast<int>(u - t * U);
-    const int k1 = static_cast<int>(min(U, u_end - t * U));
+  int64_t u = u_begin;
+  int t = static_cast<int>(u_begin / U);
+  int k0 = static_cast<int>(u_begin - static_cast<int64_t>(t) * U);
+  while (u < u_end) {
+    const int k1 = static_cast<int>(min(static_cast<int64_t>(U), u_end - static_cast<int64_t>(t) * U));
     const Tile ti = decode_tile<T>(p, sp, t);
     float acc2[2][NT][4];  // even and odd K steps: two dependency chains of mma per stage, not one
 #pragma unroll
@@ -335,66 +368,98 @@ __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
     // converted nor multiplied, so a tile costs what its tokens need, not what T allows.
     const int nta = (ti.tok_valid + 7) >> 3;
 
-    for (int kt = k0; kt < k1; ++kt, ++it) {
-      const uint32_t s = it % kStages, round = it / kStages;
-      const uint8_t* st = smem + s * kStageBytes;
-      const uint8_t* sc = st + kScaleOff;
-      uint8_t* tb = tokbuf + (it & 1) * kTokBytes;
-      ptx::mbar_wait(&full[s], round & 1);
-      for (int item = tid; item < 128 * nta; item += kThreads)
-        convert_tokens<AK, T>(st + 2 * kBBox, sc + 512, tb, item, nta, kt, kc, ti.tok_valid);
-      __syncthreads();  // the token buffer is whole; every warp is done with stage it - 1's slot
-      if (issuer) issue_next();
-
-      const uint32_t sw[2] = {*reinterpret_cast<const uint32_t*>(sc + swz_row_word(r0)),
-                              *reinterpret_cast<const uint32_t*>(sc + swz_row_word(r0 + 8))};
-      const uint4* tf = reinterpret_cast<const uint4*>(tb);
-      // One 64-byte box at a time (K steps 4b .. 4b + 3): rows r0, r0 + 8, word j of chunk tig.
-#pragma unroll
-      for (int b = 0; b < 2; ++b) {
-        uint32_t wb[2][4];
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const uint4 v = *reinterpret_cast<const uint4*>(st + b * kBBox + sw64_offset(r0 + 8 * h, tig));
-          wb[h][0] = v.x, wb[h][1] = v.y, wb[h][2] = v.z, wb[h][3] = v.w;
-        }
-        const int blk = 2 * b + (tig >> 1);  // this chunk's block of the stage
-        const bool blk_ok = 4 * kt + blk < kc;
-        uint32_t e[2];
-#pragma unroll
-        for (int h = 0; h < 2; ++h) e[h] = row_ok[h] && blk_ok ? (sw[h] >> (8 * blk)) & 0xFFu : kNoScale;
-        uint32_t spec = 0;
-#pragma unroll
-        for (int h = 0; h < 2; ++h)
-#pragma unroll
-          for (int j = 0; j < 4; ++j) spec |= special_bits<BK>(wb[h][j]);
-        const bool slow = code_slow<BK>(e[0]) || code_slow<BK>(e[1]) || (spec & 0x80808080u) != 0;
-        uint32_t x[4][4];  // A fragments of K steps 4b + j: {lo(r0), lo(r0 + 8), hi(r0), hi(r0 + 8)}
-        auto emit = [&](auto slow_tag) {
-          constexpr bool kSlow = decltype(slow_tag)::value;
-#pragma unroll
-          for (int j = 0; j < 4; ++j)
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              if constexpr (kSlow) cvt_exact<BK>(wb[h][j], code_exact(e[h]), x[j][h], x[j][h + 2]);
-              else cvt_fast<BK>(wb[h][j], code_mult<BK>(e[h]), x[j][h], x[j][h + 2]);
+    // The K stages k0 .. k1 - 1 of the tile with NTA n-tiles (0: nta, not known at compile time).
+    auto stages = [&](auto nta_c) {
+      constexpr int NTA = decltype(nta_c)::value;
+      const int na = NTA ? NTA : nta;
+      constexpr int kIt = NTA ? (128 * NTA + kThreads - 1) / kThreads : kItems;
+      for (int kt = k0; kt < k1; ++kt, ++it) {
+        const uint32_t s = it % kStages, round = it / kStages;
+        const uint8_t* st = smem + s * kStageBytes;
+        const uint8_t* sc = st + kScaleOff;
+        uint8_t* tb = tokbuf + (it & 1) * kTokBytes;
+        ptx::mbar_wait(&full[s], round & 1);
+        // Token items (consumer thread i, and i + 256 when na = 4): item i < 128 na is bytes [8h, 8h + 8)
+        // of 16-byte chunk 4b + tig of token tok, i.e. K steps 2pr and 2pr + 1 (pr = 2b + h), converted into
+        // mma B fragments {lo, hi} of lane (tok % 8) * 4 + tig of n-tile tok / 8, stored as one 16-byte
+        // entry [pr][n-tile][lane] of the token buffer (a warp's items fill 512 contiguous bytes). Tokens
+        // outside the chunk and blocks past K give zeros. (With NTA > 0 the divisions are by constants.)
+#pragma unroll 1
+        for (int i = 0; i < kIt; ++i) {
+          const int item = tid + kThreads * i;
+          if (item >= 128 * na) continue;  // uniform per warp
+          const int pr = item / (32 * na), rem = item - pr * 32 * na, tok = rem >> 2, tg = rem & 3;
+          const int bb = pr >> 1, hh = pr & 1, blk = 2 * bb + (tg >> 1);
+          const uint2 v = *reinterpret_cast<const uint2*>(st + kABoxOff + sw128_offset(tok, 4 * bb + tg) + 8 * hh);
+          const uint32_t e = (*reinterpret_cast<const uint32_t*>(sc + 512 + 4 * tok) >> (8 * blk)) & 0xFFu;
+          uint32_t lo0 = 0u, hi0 = 0u, lo1 = 0u, hi1 = 0u;
+          if (tok < ti.tok_valid && 4 * kt + blk < kc) {
+            if (code_slow<AK>(e) || ((special_bits<AK>(v.x) | special_bits<AK>(v.y)) & 0x80808080u) != 0) {
+              cvt_exact<AK>(v.x, code_exact(e), lo0, hi0);
+              cvt_exact<AK>(v.y, code_exact(e), lo1, hi1);
+            } else {
+              cvt_fast<AK>(v.x, code_mult<AK>(e), lo0, hi0);
+              cvt_fast<AK>(v.y, code_mult<AK>(e), lo1, hi1);
             }
-        };
-        if (slow) emit(std::true_type{});
-        else emit(std::false_type{});
+          }
+          reinterpret_cast<uint4*>(tb)[(pr * NT + (tok >> 3)) * 32 + (rem & 31)] = make_uint4(lo0, hi0, lo1, hi1);
+        }
+        __syncthreads();  // the token buffer is whole; every warp is done with stage it - 1's slot
+        if (issuer) issue_next((it + kStages - 1) % kStages);
+
+        const uint32_t sw[2] = {*reinterpret_cast<const uint32_t*>(sc + swz_row_word(r0)),
+                                *reinterpret_cast<const uint32_t*>(sc + swz_row_word(r0 + 8))};
+        const uint4* tf = reinterpret_cast<const uint4*>(tb);
+        // K steps 4b .. 4b + 3 (bytes 64b .. 64b + 63 of each row): rows r0, r0 + 8, word j of chunk 4b + tig.
 #pragma unroll
-        for (int q = 0; q < 2; ++q) {
-          const int pr = 2 * b + q;
+        for (int b = 0; b < 2; ++b) {
+          uint32_t wb[2][4];
 #pragma unroll
-          for (int nt = 0; nt < NT; ++nt) {
-            if (nt >= nta) continue;  // uniform
-            const uint4 f = tf[(pr * NT + nt) * 32 + lane];
-            ptx::mma_bf16_16816(acc2[0][nt], x[2 * q], f.x, f.y);
-            ptx::mma_bf16_16816(acc2[1][nt], x[2 * q + 1], f.z, f.w);
+          for (int h = 0; h < 2; ++h) {
+            const uint4 v = *reinterpret_cast<const uint4*>(st + sw128_offset(r0 + 8 * h, 4 * b + tig));
+            wb[h][0] = v.x, wb[h][1] = v.y, wb[h][2] = v.z, wb[h][3] = v.w;
+          }
+          const int blk = 2 * b + (tig >> 1);  // this chunk's block of the stage
+          const bool blk_ok = 4 * kt + blk < kc;
+          uint32_t e[2];
+#pragma unroll
+          for (int h = 0; h < 2; ++h) e[h] = row_ok[h] && blk_ok ? (sw[h] >> (8 * blk)) & 0xFFu : kNoScale;
+          uint32_t spec = 0;
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) spec |= special_bits<BK>(wb[h][j]);
+          const bool slow = code_slow<BK>(e[0]) || code_slow<BK>(e[1]) || (spec & 0x80808080u) != 0;
+          uint32_t x[4][4];  // A fragments of K steps 4b + j: {lo(r0), lo(r0 + 8), hi(r0), hi(r0 + 8)}
+          auto emit = [&](auto slow_tag) {
+            constexpr bool kSlow = decltype(slow_tag)::value;
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+#pragma unroll
+              for (int h = 0; h < 2; ++h) {
+                if constexpr (kSlow) cvt_exact<BK>(wb[h][j], code_exact(e[h]), x[j][h], x[j][h + 2]);
+                else cvt_fast<BK>(wb[h][j], code_mult<BK>(e[h]), x[j][h], x[j][h + 2]);
+              }
+          };
+          if (slow) emit(std::true_type{});
+          else emit(std::false_type{});
+#pragma unroll
+          for (int q = 0; q < 2; ++q) {
+            const int pr = 2 * b + q;
+#pragma unroll
+            for (int nt = 0; nt < NT; ++nt) {
+              if (nt >= na) continue;  // uniform (static when NTA > 0)
+              const uint4 f = tf[(pr * NT + nt) * 32 + lane];
+              ptx::mma_bf16_16816(acc2[0][nt], x[2 * q], f.x, f.y);
+              ptx::mma_bf16_16816(acc2[1][nt], x[2 * q + 1], f.z, f.w);
+            }
           }
         }
       }
-    }
+    };
+    if (nta <= 1) stages(std::integral_constant<int, 1>{});
+    else if (nta == 2) stages(std::integral_constant<int, (NT >= 2 ? 2 : 1)>{});
+    else stages(std::integral_constant<int, 0>{});
 
     // ---- epilogue: alpha, optional accumulate, round once ----------------------------------------------------
     float acc[NT][4];
@@ -450,7 +515,283 @@ __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
         store(acc);
       }
     }
-    u = t * U + k1;
+    u = static_cast<int64_t>(t) * U + k1;
+    ++t;
+    k0 = 0;
+  }
+}
+
+// T = 32: one stage loop for every n-tile count (see the header); otherwise as decode_body_per_count.
+template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, int T, int kCtas>
+__device__ __forceinline__ void decode_body_one_loop(const GemmSm90DecodeParams& dp) {
+  constexpr int NT = T / 8;
+  constexpr int kStages = kGemmSm90DecodeStages / kCtas;
+  constexpr int kABoxOff = kBN * 128;  // A's box follows B's 128 x 128-byte box
+  constexpr int kStageBytes = static_cast<int>(gemm_sm90_decode_stage_bytes(T));
+  constexpr int kScaleOff = static_cast<int>(gemm_sm90_decode_stage_data(T));
+  constexpr uint32_t kTx = static_cast<uint32_t>(gemm_sm90_decode_stage_data(T));
+  constexpr int kTokBytes = 256 * T;
+  constexpr int kPartialFloats = NT * 4 * 32;
+  static_assert(T == 8 || T == 16 || T == 32, "tokens per tile");
+  static_assert(kABoxOff % 1024 == 0 && (T * 128) % 1024 == 0, "128-byte swizzled boxes start 1 KiB aligned");
+  const GemmSm90Params& p = dp.g;
+  extern __shared__ uint8_t smem_raw[];
+  uint8_t* smem = ptx::smem_align1024(smem_raw);
+  uint8_t* tokbuf = smem + kStages * kStageBytes;
+  uint64_t* full = reinterpret_cast<uint64_t*>(tokbuf + 2 * kTokBytes);
+  int* table = reinterpret_cast<int*>(full + kStages);
+  __shared__ int warp_buf[kThreads / 32];
+
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  // full: the issuing lane's arrive.expect_tx (TMA bytes) and its warp's 32 scale arrivals.
+  if (tid == 0) {
+#pragma unroll
+    for (int i = 0; i < kStages; ++i) ptx::mbar_init(&full[i], 1 + 32);
+    ptx::mbar_fence_init();
+  }
+  const Space sp = build_space<T>(p, table, warp_buf);
+  __syncthreads();
+
+  const int64_t K = p.k, N = p.n;
+  const int kc = static_cast<int>(layout::scale_cols(K));
+  const int U = static_cast<int>(layout::ceil_div(K, kBK));  // K stages per tile (< 2^31 / 128)
+  const int64_t W = static_cast<int64_t>(sp.total_tiles) * U;
+  const int64_t P = min(static_cast<int64_t>(gridDim.x), max(int64_t(1), W / kGemmSm90DecodeMinStages));
+  const int64_t me = blockIdx.x;
+  if (me >= P) return;
+  const int64_t u_begin = me * W / P, u_end = (me + 1) * W / P;
+
+  // ---- loads: warp kIssueWarp fills the ring (as decode_body_per_count) --------------------------------------
+  const uint64_t evict_first = ptx::l2_policy_evict_first();
+  const bool swz = p.swizzled != 0;
+  LoadCursor lc;
+  lc.left = u_end - u_begin;
+  lc.U = U;
+  lc.t = static_cast<int>(u_begin / U);
+  lc.kt = static_cast<int>(u_begin - static_cast<int64_t>(lc.t) * U);
+  cursor_tile<T>(lc, p, sp, lane);
+  auto advance = [&]() {
+    --lc.left;
+    if (++lc.kt == U) {
+      lc.kt = 0;
+      ++lc.t;
+      if (lc.left > 0) cursor_tile<T>(lc, p, sp, lane);
+    }
+  };
+  // The cursor's unit into slot s (the whole warp; lane 0 issues the TMA loads).
+  auto issue = [&](uint32_t s) {
+    uint8_t* st = smem + s * kStageBytes;
+    const int kt = lc.kt;
+    const int32_t kx = kt * kBK;
+    if (lane == 0) {
+      ptx::mbar_arrive_expect_tx(&full[s], kTx);
+      ptx::tma_load_2d_hint(ptx::smem_addr(st), dp.tmap_b, kx, lc.brow, &full[s], evict_first);
+      ptx::tma_load_2d(ptx::smem_addr(st + kABoxOff), dp.tmap_a, kx, lc.tok0, &full[s]);
+    }
+    uint8_t* sc = st + kScaleOff;
+    const uint32_t sc_addr = ptx::smem_addr(sc);
+    if (dp.scale_words) {
+      if (swz) {
+        const uint8_t* src = lc.bsc + static_cast<int64_t>(kt) * layout::kTileBytes;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) ptx::cp_async_4_zfill(sc_addr + 4 * (lane + 32 * i), src + 4 * (lane + 32 * i), true);
+        if (lane < T)
+          ptx::cp_async_4_zfill(sc_addr + 512 + 4 * lane,
+                                p.a_scales + lc.asc + static_cast<int64_t>(kt) * layout::kTileBytes, true);
+      } else {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const int r = lane + 32 * i;
+          const bool ok = r < lc.n_valid;
+          ptx::cp_async_4_zfill(sc_addr + swz_row_word(r), ok ? lc.bsc + (lc.n0 + r) * p.scale_ld + 4 * kt : p.b_scales,
+                                ok);
+        }
+        if (lane < T) {
+          const bool ok = lane < lc.tok_valid;
+          ptx::cp_async_4_zfill(sc_addr + 512 + 4 * lane,
+                                ok ? p.a_scales + (static_cast<int64_t>(lc.tok0) + lane) * p.scale_ld + 4 * kt
+                                   : p.a_scales,
+                                ok);
+        }
+      }
+      ptx::cp_async_mbar_arrive_noinc(ptx::smem_addr(&full[s]));
+    } else {
+      auto word = [&](const uint8_t* row) {
+        uint32_t w = 0;
+#pragma unroll
+        for (int c = 0; c < 4; ++c)
+          if (4 * kt + c < kc) w |= static_cast<uint32_t>(__ldg(row + 4 * kt + c)) << (8 * c);
+        return w;
+      };
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int r = lane + 32 * i;
+        *reinterpret_cast<uint32_t*>(sc + swz_row_word(r)) = r < lc.n_valid ? word(lc.bsc + (lc.n0 + r) * p.scale_ld) : 0u;
+      }
+      if (lane < T)
+        *reinterpret_cast<uint32_t*>(sc + 512 + 4 * lane) =
+            lane < lc.tok_valid ? word(p.a_scales + (static_cast<int64_t>(lc.tok0) + lane) * p.scale_ld) : 0u;
+      ptx::mbar_arrive(&full[s]);
+    }
+  };
+  if (warp == kIssueWarp && lane == 0) {
+    ptx::tma_prefetch_desc(dp.tmap_a);
+    ptx::tma_prefetch_desc(dp.tmap_b);
+  }
+  for (int i = 0; i < kStages - 1 && lc.left > 0; ++i) {
+    if (warp == kIssueWarp) issue(static_cast<uint32_t>(i));
+    advance();
+  }
+
+  // ---- the stages ----------------------------------------------------------------------------------------------
+  const int g8 = lane >> 2, tig = lane & 3;
+  const int r0 = 16 * warp + g8;
+  auto owner = [&](int64_t u) { return ((u + 1) * P - 1) / W; };
+  auto start_of = [&](int64_t c) { return c * W / P; };
+  auto slot = [&](int64_t c, int which) {
+    return dp.partials + ((c * 2 + which) * 8 + warp) * static_cast<int64_t>(kPartialFloats);
+  };
+  uint32_t it = 0;
+  int64_t u = u_begin;
+  int t = static_cast<int>(u_begin / U);
+  int k0 = static_cast<int>(u_begin - static_cast<int64_t>(t) * U);
+  while (u < u_end) {
+    const int k1 = static_cast<int>(min(static_cast<int64_t>(U), u_end - static_cast<int64_t>(t) * U));
+    const Tile ti = decode_tile<T>(p, sp, t);
+    float acc2[2][NT][4];
+#pragma unroll
+    for (int q = 0; q < 2; ++q)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) acc2[q][nt][i] = 0.0f;
+    const bool row_ok[2] = {r0 < ti.n_valid, r0 + 8 < ti.n_valid};
+    const int nta = (ti.tok_valid + 7) >> 3;
+
+    for (int kt = k0; kt < k1; ++kt, ++it) {
+      const uint32_t s = it % kStages, round = it / kStages;
+      const uint8_t* st = smem + s * kStageBytes;
+      const uint8_t* sc = st + kScaleOff;
+      const uint8_t* abox = st + kABoxOff;
+      uint8_t* tb = tokbuf + (it & 1) * kTokBytes;
+      ptx::mbar_wait(&full[s], round & 1);
+      // Token items (as decode_body_per_count), the n-tile count known at run time.
+      for (int item = tid; item < 128 * nta; item += kThreads) {
+        const int pr = item / (32 * nta), rem = item - pr * 32 * nta, tok = rem >> 2;
+        const uint32_t sw = *reinterpret_cast<const uint32_t*>(sc + 512 + 4 * tok);
+        reinterpret_cast<uint4*>(tb)[(pr * NT + (tok >> 3)) * 32 + (rem & 31)] =
+            token_frag<AK>(abox, sw, tok, rem & 3, pr, tok < ti.tok_valid, kt, kc);
+      }
+      __syncthreads();  // the token buffer is whole; every warp is done with stage it - 1's slot
+      if (warp == kIssueWarp && lc.left > 0) {
+        issue((it + kStages - 1) % kStages);
+        advance();
+      }
+
+      const uint32_t sw[2] = {*reinterpret_cast<const uint32_t*>(sc + swz_row_word(r0)),
+                              *reinterpret_cast<const uint32_t*>(sc + swz_row_word(r0 + 8))};
+      const uint4* tf = reinterpret_cast<const uint4*>(tb);
+#pragma unroll
+      for (int b = 0; b < 2; ++b) {
+        uint32_t wb[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const uint4 v = *reinterpret_cast<const uint4*>(st + sw128_offset(r0 + 8 * h, 4 * b + tig));
+          wb[h][0] = v.x, wb[h][1] = v.y, wb[h][2] = v.z, wb[h][3] = v.w;
+        }
+        const int blk = 2 * b + (tig >> 1);
+        const bool blk_ok = 4 * kt + blk < kc;
+        uint32_t e[2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) e[h] = row_ok[h] && blk_ok ? (sw[h] >> (8 * blk)) & 0xFFu : kNoScale;
+        uint32_t spec = 0;
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+          for (int j = 0; j < 4; ++j) spec |= special_bits<BK>(wb[h][j]);
+        const bool slow = code_slow<BK>(e[0]) || code_slow<BK>(e[1]) || (spec & 0x80808080u) != 0;
+        uint32_t x[4][4];
+        auto emit = [&](auto slow_tag) {
+          constexpr bool kSlow = decltype(slow_tag)::value;
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              if constexpr (kSlow) cvt_exact<BK>(wb[h][j], code_exact(e[h]), x[j][h], x[j][h + 2]);
+              else cvt_fast<BK>(wb[h][j], code_mult<BK>(e[h]), x[j][h], x[j][h + 2]);
+            }
+        };
+        if (slow) emit(std::true_type{});
+        else emit(std::false_type{});
+#pragma unroll
+        for (int q = 0; q < 2; ++q) {
+          const int pr = 2 * b + q;
+#pragma unroll
+          for (int nt = 0; nt < NT; ++nt) {
+            if (nt >= nta) continue;  // uniform
+            const uint4 f = tf[(pr * NT + nt) * 32 + lane];
+            ptx::mma_bf16_16816(acc2[0][nt], x[2 * q], f.x, f.y);
+            ptx::mma_bf16_16816(acc2[1][nt], x[2 * q + 1], f.z, f.w);
+          }
+        }
+      }
+    }
+
+    // ---- epilogue (as decode_body_per_count) --------------------------------------------------------------------
+    float acc[NT][4];
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[nt][i] = acc2[0][nt][i] + acc2[1][nt][i];
+    auto store = [&](const float (&v)[NT][4]) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        if (!row_ok[h]) continue;
+        const int64_t n = ti.n0 + r0 + 8 * h;
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+          for (int c = 0; c < 2; ++c) {
+            const int tk = 8 * nt + 2 * tig + c;
+            if (tk >= ti.tok_valid) continue;
+            store_d_pair<kOutF32>(p, (static_cast<int64_t>(ti.tok0) + tk) * N + n, p.alpha * v[nt][2 * h + c], 0.0f,
+                                  false, false);
+          }
+      }
+    };
+    const int64_t t_first = static_cast<int64_t>(t) * U;
+    const int64_t c_first = owner(t_first), c_last = owner(t_first + U - 1);
+    if (c_first == c_last) {
+      store(acc);
+    } else {
+      float* mine = slot(me, u == u_begin ? 0 : 1);
+#pragma unroll
+      for (int i = 0; i < NT * 4; ++i) mine[i * 32 + lane] = acc[i / 4][i % 4];
+      __threadfence();
+      __syncwarp();
+      uint32_t old = 0;
+      if (lane == 0) {
+        old = atomicAdd(&dp.counters[static_cast<int64_t>(t) * 8 + warp], 1u);
+        __threadfence();
+      }
+      old = __shfl_sync(0xFFFFFFFFu, old, 0);
+      __syncwarp();
+      if (old == static_cast<uint32_t>(c_last - c_first)) {
+        __threadfence();
+        for (int64_t c = c_first; c <= c_last; ++c) {
+          const float* src = slot(c, start_of(c) / U == t ? 0 : 1);
+#pragma unroll
+          for (int i = 0; i < NT * 4; ++i) {
+            const float v = __ldcg(src + i * 32 + lane);
+            acc[i / 4][i % 4] = c == c_first ? v : acc[i / 4][i % 4] + v;
+          }
+        }
+        store(acc);
+      }
+    }
+    u = static_cast<int64_t>(t) * U + k1;
+    ++t;
+    k0 = 0;
   }
 }
 
@@ -460,20 +801,20 @@ __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
 
 // extern "C" entry points, looked up by name from the embedded image (src/cuda/op_gemm.cpp):
 // mxq_gemm_sm90_decode_<A>_<B>_<D>_t<T>_x<CTAs per SM>.
-#define MXQ_GEMM_SM90_DECODE_ENTRY(NAME, AK, BK, F32, T, C)                                            \
+#define MXQ_GEMM_SM90_DECODE_ENTRY(NAME, BODY, AK, BK, F32, T, C)                                      \
   extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90DecodeThreads, C)                          \
       NAME(const __grid_constant__ mxq::GemmSm90DecodeParams p) {                                      \
-    mxq::sm90gemm::decode::decode_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, T, C>(p);     \
+    mxq::sm90gemm::decode::BODY<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, T, C>(p);            \
   }
-#define MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, T)                                                        \
-  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_bf16_t##T##_x1, AK, BK, false, T, 1)   \
-  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_f32_t##T##_x1, AK, BK, true, T, 1)     \
-  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_bf16_t##T##_x2, AK, BK, false, T, 2)   \
-  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_f32_t##T##_x2, AK, BK, true, T, 2)
-#define MXQ_GEMM_SM90_DECODE_ENTRIES(A, B, AK, BK) \
-  MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, 8)          \
-  MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, 16)         \
-  MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, 32)
+#define MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, T, BODY)                                                     \
+  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_bf16_t##T##_x1, BODY, AK, BK, false, T, 1) \
+  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_f32_t##T##_x1, BODY, AK, BK, true, T, 1)   \
+  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_bf16_t##T##_x2, BODY, AK, BK, false, T, 2) \
+  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_f32_t##T##_x2, BODY, AK, BK, true, T, 2)
+#define MXQ_GEMM_SM90_DECODE_ENTRIES(A, B, AK, BK)                \
+  MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, 8, decode_body_per_count)  \
+  MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, 16, decode_body_per_count) \
+  MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, 32, decode_body_one_loop)
 
 MXQ_GEMM_SM90_DECODE_ENTRIES(e4m3, e4m3, E4M3, E4M3)
 MXQ_GEMM_SM90_DECODE_ENTRIES(e4m3, e5m2, E4M3, E5M2)

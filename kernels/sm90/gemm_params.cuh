@@ -139,12 +139,12 @@ constexpr int kGemmSm90BPrepTableThreads = 256;
 // warp), in CTA order. Built for 1 or 2 CTAs per SM (`_x1` / `_x2`), the ring 8 / CTAs deep.
 constexpr int kGemmSm90DecodeThreads = 256;
 constexpr int kGemmSm90DecodeTileN = 128;    // B rows per tile
-constexpr int kGemmSm90DecodeTileK = 128;    // K per ring stage: two 64-byte TMA boxes per operand
+constexpr int kGemmSm90DecodeTileK = 128;    // K per ring stage: one 128-byte TMA box per operand
 constexpr int kGemmSm90DecodeStages = 8;     // ring stages per SM (per CTA: 8 / CTAs per SM)
 constexpr int kGemmSm90DecodeMinStages = 4;  // K stages per CTA at least (smaller problems use fewer CTAs)
-// One ring stage: B's two 128 x 64 boxes, A's two T x 64 boxes, then the stage's scales (B: 128 rows
+// One ring stage: B's 128 x 128-byte box, A's T x 128-byte box, then the stage's scales (B: 128 rows
 // x 4 blocks as one SWIZZLED_128x4 tile, 512 bytes; A: one word of 4 blocks per token), 1 KiB aligned.
-constexpr int64_t gemm_sm90_decode_stage_data(int t) { return 2 * 128 * 64 + 2 * int64_t(t) * 64; }
+constexpr int64_t gemm_sm90_decode_stage_data(int t) { return 128 * 128 + int64_t(t) * 128; }
 constexpr int64_t gemm_sm90_decode_stage_bytes(int t) {
   return (gemm_sm90_decode_stage_data(t) + 512 + 4 * t + 1023) / 1024 * 1024;
 }
@@ -159,8 +159,8 @@ constexpr int64_t gemm_sm90_decode_counter_bytes(int64_t max_tiles) { return (ma
 constexpr int64_t gemm_sm90_decode_partial_bytes(int t, int64_t ctas) { return ctas * 2 * 128 * int64_t(t) * 4; }
 
 struct alignas(64) GemmSm90DecodeParams {
-  alignas(64) uint8_t tmap_a[128];  // A [rows_total, K] FP8: boxes of 64 bytes x T rows, 64-byte swizzle
-  alignas(64) uint8_t tmap_b[128];  // B [groups * N, K] FP8: boxes of 64 bytes x 128 rows, 64-byte swizzle
+  alignas(64) uint8_t tmap_a[128];  // A [rows_total, K] FP8: boxes of 128 bytes x T rows, 128-byte swizzle
+  alignas(64) uint8_t tmap_b[128];  // B [groups * N, K] FP8: boxes of 128 bytes x 128 rows, 128-byte swizzle
   GemmSm90Params g;
   uint32_t* counters;   // workspace, [max_tiles * 8], zeroed by the launcher before every launch
   float* partials;      // workspace, [gridDim.x][2][8 warps][T/2 registers][32 lanes]

@@ -454,10 +454,11 @@ class GemmSm90Decode final : public OpImpl {
     dp.scale_words = p.swizzled || (layout::scale_cols(d_.k) % 4 == 0 && aligned4(p.a_scales) && aligned4(p.b_scales));
     dp.counters = static_cast<uint32_t*>(workspace);
     dp.partials = reinterpret_cast<float*>(static_cast<uint8_t*>(workspace) + counter_bytes_);
-    encode_tma_2d(dp.tmap_a, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, p.a, d_.k, d_.m, 64,
-                  static_cast<uint32_t>(tokens_), CU_TENSOR_MAP_SWIZZLE_64B, "grouped GEMM decode A");
-    encode_tma_2d(dp.tmap_b, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, p.b, d_.k, d_.num_groups * d_.n, 64,
-                  kGemmSm90DecodeTileN, CU_TENSOR_MAP_SWIZZLE_64B, "grouped GEMM decode B");
+    // One 128-byte box per operand and stage (128-byte swizzle: each row's 128 bytes are one request).
+    encode_tma_2d(dp.tmap_a, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, p.a, d_.k, d_.m, 128, static_cast<uint32_t>(tokens_),
+                  CU_TENSOR_MAP_SWIZZLE_128B, "grouped GEMM decode A");
+    encode_tma_2d(dp.tmap_b, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, p.b, d_.k, d_.num_groups * d_.n, 128,
+                  kGemmSm90DecodeTileN, CU_TENSOR_MAP_SWIZZLE_128B, "grouped GEMM decode B");
     // Shared tiles count their contributors from zero on this stream in every launch.
     check(driver().cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(dp.counters), 0, counter_bytes_,
                                    reinterpret_cast<CUstream>(stream)),
