@@ -348,11 +348,13 @@ TEST_CASE("gpu quantize: row groups, empty and tiny groups, tails, invalid offse
             c.want_amax = true;
             run_case(c, cpu, gpu, seed + static_cast<uint64_t>(n++));
           }
-  // Many groups in one tensor (every size the header promises), and more groups than the kernel's
-  // inline lookup handles (the device-built group table path), in every orientation and layout.
+  // Many groups in one tensor (every size the header promises): up to 128 groups one warp builds a
+  // block's group table, from 129 to 1024 all its threads (128 / 129 / 700 cover both sides), and
+  // more groups than the kernel's inline lookup handles take the device-built group table path; in
+  // every orientation and layout.
   for (const auto& o : kOrientations)
     for (auto layout : kLayouts)
-      for (int64_t groups : {40, 1500}) {
+      for (int64_t groups : {40, 128, 129, 700, 1500}) {
         QCase c;
         c.direction = o.direction;
         c.transposed = o.transposed;
