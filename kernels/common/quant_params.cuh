@@ -34,6 +34,9 @@ struct QuantizeParams {
   int64_t row_scale_tiles;            // swizzled rowwise scale tiles per column (scale rows / 128)
   int64_t col_scale_tiles;            // swizzled columnwise scale tiles per scale row (Cpad / 4)
   int64_t num_groups;
+  // Rowwise ring in the counter order: tickets from split_from on are 64-row half tiles (quant_tick in
+  // common/quant_tile.cuh); tiles_c * tiles_r * batch when none are.
+  int64_t split_from;
   // Scale tensors. Swizzled: *_scale_ld is the padded column count (Cpad). LINEAR: the row stride.
   int64_t row_scale_ld, row_scale_bstride;
   int64_t col_scale_ld, col_scale_bstride;

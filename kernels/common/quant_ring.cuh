@@ -212,11 +212,12 @@ struct MaxNanOp {
 template <In I, Fp8 F, bool kProp, bool kAmax>
 __device__ __forceinline__ void ring_rowwise_scatter(const QuantizeParams& p, const QuantTile& t, const uint8_t* stage,
                                                      uint8_t* s_rs, const ExpRule& er, float& amax_all) {
-  if (t.nrows != kT || t.ncols != kT ||
+  if (t.nrows != (t.sub ? kT / 2 : kT) || t.ncols != kT ||
       ((reinterpret_cast<uintptr_t>(p.row_data) | static_cast<uintptr_t>(p.cols)) & 7) != 0) {
     ring_rowwise<I, F, kProp, kAmax>(p, t, stage, s_rs, er, amax_all);
     return;
   }
+  // A half tile (t.sub) is passes 0-3 (h = 0): rows 0-63, scale bytes 0-7 of each 16-byte line.
   const int tid = threadIdx.x, lane = tid & 31;
   const int chunk = tid & (kChunksPerRow - 1), j = chunk & 3, cb = chunk >> 2, r0 = tid >> 4;
   const int cl = chunk * kChunk;
@@ -227,6 +228,7 @@ __device__ __forceinline__ void ring_rowwise_scatter(const QuantizeParams& p, co
   uint8_t* sdst = s_rs + (16 * (j & 1) + r0) * 16 + (j >> 1) * 4 + cb;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
+    if (h == 1 && t.sub) break;
     float v[4][kChunk];
     float am[4], pm[4];
 #pragma unroll
@@ -259,6 +261,7 @@ __device__ __forceinline__ void ring_rowwise_scatter(const QuantizeParams& p, co
 // gridDim.x tiles, which is (dq row tiles, dc column tiles) plus a carry: no division per tile.
 struct TilePos {
   int tc, tr, b;
+  int sub;  // 0 a whole tile, 1 / 2 its first / second 64-row half (quant_tick)
 };
 
 __device__ __forceinline__ TilePos tile_pos(const QuantizeParams& p, uint32_t tile) {
@@ -268,6 +271,16 @@ __device__ __forceinline__ TilePos tile_pos(const QuantizeParams& p, uint32_t ti
   q.tc = static_cast<int>(tile - rest * tcs);
   q.b = static_cast<int>(rest / trs);
   q.tr = static_cast<int>(rest - static_cast<uint32_t>(q.b) * trs);
+  q.sub = 0;
+  return q;
+}
+
+// The position of ticket k in the counter order (halves from p.split_from on).
+__device__ __forceinline__ TilePos tick_pos(const QuantizeParams& p, int64_t k) {
+  int sub;
+  const int64_t tile = quant_tick(p, k, sub);
+  TilePos q = tile_pos(p, static_cast<uint32_t>(tile));
+  q.sub = sub;
   return q;
 }
 
@@ -289,11 +302,12 @@ __device__ __forceinline__ QuantTile tile_at(const QuantizeParams& p, const Tile
   t.b = q.b;
   t.tc = q.tc;
   t.tile_r = q.tr;
+  t.sub = q.sub;
   t.c0 = static_cast<int64_t>(q.tc) * kQuantTile;
-  t.r0 = static_cast<int64_t>(q.tr) * kQuantTile;
-  const int64_t cleft = p.cols - t.c0, rleft = p.rows - t.r0;
+  t.r0 = static_cast<int64_t>(q.tr) * kQuantTile + (q.sub == 2 ? kQuantTile / 2 : 0);
+  const int64_t cleft = p.cols - t.c0, rleft = p.rows - t.r0, rmax = q.sub ? kQuantTile / 2 : kQuantTile;
   t.ncols = static_cast<int>(cleft < kQuantTile ? cleft : kQuantTile);
-  t.nrows = static_cast<int>(rleft < kQuantTile ? rleft : kQuantTile);
+  t.nrows = static_cast<int>(rleft <= 0 ? 0 : rleft < rmax ? rleft : rmax);
   t.nload = t.nrows;
   t.col_c0 = static_cast<int64_t>(q.tr) * (kQuantTile / layout::kBlock);
   return t;
@@ -307,11 +321,31 @@ template <bool kCol>
 __device__ __forceinline__ void ring_epilogue(const QuantizeParams& p, const QuantTile& t, const GroupMeta& meta,
                                               const uint8_t* s_out, const uint8_t* s_rs, const uint8_t* s_cs,
                                               bool lean) {
+  const int tid = threadIdx.x;
+  if constexpr (!kCol) {
+    if (t.sub) {
+      // A 64-row half: its scale rows are bytes 8 (sub - 1) .. + 7 of each of the 32 lines of the
+      // swizzled tile (row r of the 128: line r % 32, byte 4 (r / 32) + column); pass A left them in
+      // bytes 0-7 of the local tile (rows past nrows as zeros). LINEAR: the general rows.
+      if (!(p.flags & kQuantSwizzled)) {
+        write_rowwise_scales(p, t, s_rs);
+      } else if (tid < 32) {
+        uint8_t* d = rowwise_scale_tile(p, t) + 16 * tid + 8 * (t.sub - 1);
+        const uint2 v = *reinterpret_cast<const uint2*>(s_rs + 16 * tid);
+        if ((reinterpret_cast<uintptr_t>(d) & 7u) == 0) {
+          *reinterpret_cast<uint2*>(d) = v;
+        } else {
+#pragma unroll
+          for (int j = 0; j < 8; ++j) d[j] = static_cast<uint8_t>((j < 4 ? v.x : v.y) >> (8 * (j & 3)));
+        }
+      }
+      return;
+    }
+  }
   if (!lean || t.nrows != kT || t.ncols != kT) {
     tiled_epilogue(p, t, meta, s_out, s_rs, s_cs);
     return;
   }
-  const int tid = threadIdx.x;
   if constexpr (!kCol) {
     if (tid < 32) {
       uint8_t* d = p.row_scales + t.b * p.row_scale_bstride + (t.tile_r * (p.row_scale_ld >> 2) + t.tc) * 512;
@@ -398,6 +432,10 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
   const bool mgrouped = !kCol && grouped;
   const int64_t ntiles = p.tiles_c * p.tiles_r * p.batch;
   if (blockIdx.x >= ntiles) return;  // the launcher never starts more blocks than tiles
+  // The rowwise counter order hands out tickets: whole tiles, then the last tiles' 64-row halves
+  // (quant_tick; split_from == ntiles: no halves).
+  constexpr bool kSplit = kDyn && !kCol;
+  const int64_t nticks = kSplit ? 2 * ntiles - p.split_from : ntiles;
   // M-grouped: the first tile's loads go out before the group table is built (the offsets' loads and
   // the block scans then overlap them), with every row < rows loaded; rows the groups do not cover
   // (past meta.covered) are zeroed in the stage once the table is known (first iteration below).
@@ -413,7 +451,9 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
   if (mgrouped) {
     GroupMeta all;
     all.covered = p.rows;
-    const QuantTile t0 = quant_tile_mgrouped(p, blockIdx.x, all);
+    int sub0 = 0;
+    const int64_t tile0 = kSplit ? quant_tick(p, blockIdx.x, sub0) : blockIdx.x;
+    const QuantTile t0 = quant_tile_mgrouped(p, tile0, all, sub0);
     first_nload = t0.nload;
     ring_issue_lean<I>(p, t0, stages);
   }
@@ -433,13 +473,18 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
   const int dq = static_cast<int>(gridDim.x / static_cast<uint32_t>(p.tiles_c));
   TilePos cur{0, 0, 0}, nxt{0, 0, 0};
   if (walk) {
-    cur = tile_pos(p, blockIdx.x);
+    cur = kSplit ? tick_pos(p, blockIdx.x) : tile_pos(p, blockIdx.x);
     nxt = cur;
     tile_advance(p, nxt, dc, dq);
   }
   auto tile_of = [&](int64_t tile, const TilePos& q) {
     if (walk) return tile_at(p, q);
-    return mgrouped ? quant_tile_mgrouped(p, tile, meta) : quant_tile(p, tile, group_smem, meta);
+    if (mgrouped) {
+      int sub = 0;
+      const int64_t k = kSplit ? quant_tick(p, tile, sub) : tile;
+      return quant_tile_mgrouped(p, k, meta, sub);
+    }
+    return quant_tile(p, tile, group_smem, meta);
   };
   // kDyn: scan_tmp holds the tickets (build_group_table, the only other user, is done with it).
   if constexpr (kDyn) {
@@ -450,16 +495,16 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
   int s = 0;
   int it = 0;                  // kDyn: tile number of this block
   int64_t ticket_next = 0;     // kDyn: the tile after `tile`
-  for (int64_t tile = blockIdx.x; tile < ntiles; tile = kDyn ? ticket_next : tile + gridDim.x) {
+  for (int64_t tile = blockIdx.x; tile < nticks; tile = kDyn ? ticket_next : tile + gridDim.x) {
     int64_t next = tile + gridDim.x;
     unsigned long long ticket = 0;
     if constexpr (kDyn) {
       next = scan_tmp[it & 1];
       ticket_next = next;
       if (threadIdx.x == 0) ticket = atomicAdd(p.tile_counter, 1ull);
-      if (next < ntiles) nxt = tile_pos(p, static_cast<uint32_t>(next));
+      if (next < nticks) nxt = kSplit ? tick_pos(p, next) : tile_pos(p, static_cast<uint32_t>(next));
     }
-    if (next < ntiles) ring_issue_lean<I>(p, tile_of(next, nxt), stages + (s ^ 1) * kRingStageBytes);
+    if (next < nticks) ring_issue_lean<I>(p, tile_of(next, nxt), stages + (s ^ 1) * kRingStageBytes);
     else cp_async_commit();  // an empty group keeps the wait count uniform
     // Recomputed rather than carried over from the issue: fewer registers live across the loop.
     const QuantTile t = tile_of(tile, cur);

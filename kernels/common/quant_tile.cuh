@@ -36,6 +36,8 @@ struct QuantTile {
   int ncols;           // valid columns
   int nload;           // rows read from the input; rows nload..nrows-1 are past the last group and
                        // quantized as zeros (the contract's outputs read 0 there)
+  int sub = 0;         // rowwise ring, counter order: 0 a whole tile, 1 / 2 the first / second 64-row
+                       // half of row tile tile_r (quant_tick: the last tickets of a launch are halves)
 };
 
 // Facts about the whole grouping, shared by every tile of a block.
@@ -371,25 +373,41 @@ __device__ __forceinline__ void build_row_tile_groups(const QuantizeParams& p, c
 // scale row 128 * tile0(g) + (r - start(g)). The layout's padding rows are zeroed by the data tile
 // holding each group's last row, and the tail past the groups' tiles by all blocks
 // (write_mgrouped_scales, zero_mgrouped_tail in common/quant_kernels.cuh).
-__device__ __forceinline__ QuantTile quant_tile_mgrouped(const QuantizeParams& p, int64_t tile, const GroupMeta& meta) {
+__device__ __forceinline__ QuantTile quant_tile_mgrouped(const QuantizeParams& p, int64_t tile, const GroupMeta& meta,
+                                                        int sub = 0) {
   QuantTile q;
+  q.sub = sub;
   div_mod32(tile, p.tiles_c, q.tile_r, q.tc);
   q.c0 = q.tc * kQuantTile;
   const int64_t cleft = p.cols - q.c0;
   q.ncols = static_cast<int>(cleft < kQuantTile ? cleft : kQuantTile);
   q.b = 0;
   q.col_c0 = 0;
-  q.r0 = q.tile_r * kQuantTile;
+  q.r0 = q.tile_r * kQuantTile + (sub == 2 ? kQuantTile / 2 : 0);
   if (q.r0 >= p.rows) {
     q.r0 = 0;
     q.nrows = q.nload = 0;
     return q;
   }
-  const int64_t rleft = p.rows - q.r0;
-  q.nrows = static_cast<int>(rleft < kQuantTile ? rleft : kQuantTile);
+  const int64_t rleft = p.rows - q.r0, rmax = sub ? kQuantTile / 2 : kQuantTile;
+  q.nrows = static_cast<int>(rleft < rmax ? rleft : rmax);
   const int64_t lleft = meta.covered - q.r0;
   q.nload = lleft <= 0 ? 0 : static_cast<int>(lleft < q.nrows ? lleft : q.nrows);
   return q;
+}
+
+// Ticket k of a rowwise ring launch in the counter order (kQuantDynamicTiles): tickets below
+// p.split_from are whole tiles k; from there on each remaining tile is two tickets, its 64-row
+// halves, so the launch's last round is half as long (the blocks that run out of tickets first
+// idle for less). Returns the tile number and sets sub (0 whole, 1 / 2 first / second half).
+__device__ __forceinline__ int64_t quant_tick(const QuantizeParams& p, int64_t k, int& sub) {
+  if (k < p.split_from) {
+    sub = 0;
+    return k;
+  }
+  const int64_t j = k - p.split_from;
+  sub = 1 + static_cast<int>(j & 1);
+  return p.split_from + (j >> 1);
 }
 
 }  // namespace dev

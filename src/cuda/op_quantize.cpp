@@ -161,6 +161,17 @@ bool ring_counter_order(const QuantizeDesc& d, int64_t tiles, int64_t blocks) {
   return tiles >= (ring ? kRingCounterTilesPerBlock : kMGroupedRingCounterTilesPerBlock) * blocks;
 }
 
+// Rowwise ring plans in the counter order hand their last tiles out as 64-row halves
+// (common/quant_tile.cuh, quant_tick): the launch ends when the last ticket's tile is done, so halving
+// the last round's tiles halves the time that blocks without a ticket wait for the others.
+// MXQ_QUANT_SPLIT=<f> splits f x blocks tiles (docs/ENVIRONMENT.md).
+int64_t split_tiles(int64_t tiles, int64_t blocks) {
+  double f = 1.0;
+  if (const char* env = std::getenv("MXQ_QUANT_SPLIT"); env && *env) f = std::atof(env);
+  const int64_t s = static_cast<int64_t>(f * static_cast<double>(blocks) + 0.5);
+  return std::max<int64_t>(0, std::min(tiles, s));
+}
+
 class QuantizeOp final : public OpImpl {
  public:
   QuantizeOp(const QuantizeDesc& d, Device& dev)
@@ -211,6 +222,11 @@ class QuantizeOp final : public OpImpl {
       dynamic_ = true;
     }
     if (dynamic_) p.flags |= kQuantDynamicTiles;
+    p.split_from = tiles_;
+    if (dynamic_ && uses_ringrow(d)) {
+      split_ = split_tiles(tiles_, blocks_);
+      p.split_from = tiles_ - split_;
+    }
     if (uses_table(d)) groups_ = std::make_unique<GroupTableBuilder>(dev);
   }
 
@@ -228,6 +244,7 @@ class QuantizeOp final : public OpImpl {
       if (dynamic_)
         why += grouped(d_) ? ", tiles taken in order from a counter in the workspace (>= 4 tiles per block)"
                            : ", tiles taken in order from a counter in the workspace";
+      if (split_ > 0) why += fmt::format(", the last {} tiles as 64-row halves", split_);
       if (row_tile_groups(d_)) why += ", each row tile's first and last group kept in shared memory";
     } else if (needs_tiled(d_) && persistent(d_)) why += ", persistent blocks prefetching their next tile";
     if (grouped(d_) && !needs_tiled(d_)) {
@@ -345,6 +362,7 @@ class QuantizeOp final : public OpImpl {
   int64_t tiles_ = 0;
   int64_t blocks_ = 0;
   bool dynamic_ = false;
+  int64_t split_ = 0;  // tiles handed out as 64-row halves (rowwise ring, counter order)
   static constexpr size_t kCounterBytes = 256;
   QuantizeParams base_;
   std::unique_ptr<GroupTableBuilder> groups_;

@@ -28,9 +28,11 @@ if [[ $part != 2 ]]; then
   # The quantizer's other rowwise schedules: the register kernel on small tensors and the ring kernel
   # on large ones (MXQ_QUANT_RINGROW), both M-grouped schedules (MXQ_QUANT_MGROUPED), and the ring
   # kernel's counter tile order on every multi-tile plan (MXQ_QUANT_RING_ORDER; by default only from 16
-  # tiles per block, which no test case reaches).
-  stage quant_sched 200 bash -c "env MXQ_QUANT_RINGROW=1 MXQ_QUANT_MGROUPED=ring MXQ_QUANT_RING_ORDER=counter '$MXQ_BUILD_DIR/tests/mxq_gpu_tests' '[quantize]' &&
-    env MXQ_QUANT_RINGROW=0 MXQ_QUANT_MGROUPED=persistent MXQ_QUANT_RING_ORDER=static '$MXQ_BUILD_DIR/tests/mxq_gpu_tests' '[quantize]'"
+  # tiles per block, which no test case reaches), there with every tile as two 64-row halves
+  # (MXQ_QUANT_SPLIT), and the default schedules without halves.
+  stage quant_sched 300 bash -c "env MXQ_QUANT_RINGROW=1 MXQ_QUANT_MGROUPED=ring MXQ_QUANT_RING_ORDER=counter MXQ_QUANT_SPLIT=1000 '$MXQ_BUILD_DIR/tests/mxq_gpu_tests' '[quantize]' &&
+    env MXQ_QUANT_RINGROW=0 MXQ_QUANT_MGROUPED=persistent MXQ_QUANT_RING_ORDER=static '$MXQ_BUILD_DIR/tests/mxq_gpu_tests' '[quantize]' &&
+    env MXQ_QUANT_SPLIT=0 '$MXQ_BUILD_DIR/tests/mxq_gpu_tests' '[quantize]'"
   stage unit_tests 120 "$MXQ_BUILD_DIR/tests/mxq_tests"
   stage python_gpu 90 env PYTHON=python3 bindings/python/test.sh
 fi
