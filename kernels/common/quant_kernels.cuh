@@ -296,6 +296,7 @@ struct MgScaleDst {
   __device__ __forceinline__ uint32_t row() const { return w & kNoRow; }
 };
 
+// Ring kernel only (its plans' scale tensors are below 2^31 bytes).
 __device__ __forceinline__ MgScaleDst mgrouped_scale_dst(const QuantizeParams& p, const QuantTile& t,
                                                          const GroupView& gv) {
   if (t.nload <= 0) return MgScaleDst{MgScaleDst::kNoRow};
@@ -304,7 +305,24 @@ __device__ __forceinline__ MgScaleDst mgrouped_scale_dst(const QuantizeParams& p
   gv.tile_groups(t, g0, g1);
   uint32_t w = (g1 > g0 || gv.end(g0) <= last) ? MgScaleDst::kPad : 0u;
   const int tid = threadIdx.x;
-  if (tid < t.nload) {
+  if (tid < t.nload && !gv.global()) {
+    // The shared-memory table, in 32-bit arithmetic: the launcher keeps these scale tensors below
+    // 2^31 bytes, so every row, start and scale row fits (the starts are the low words of the int64
+    // entries). A row of a tile with few groups counts the group starts at or below it (one
+    // broadcast load per group, the same trip count in every thread) instead of a binary search.
+    const uint32_t r = static_cast<uint32_t>(t.r0) + static_cast<uint32_t>(tid);
+    const uint32_t* st = reinterpret_cast<const uint32_t*>(gv.tab.start);
+    const uint32_t gb = static_cast<uint32_t>(g0), ge = static_cast<uint32_t>(g1);
+    uint32_t g = gb;
+    if (ge - gb <= 8u) {
+      for (uint32_t k = gb + 1; k <= ge; ++k) g += st[2 * k] <= r ? 1u : 0u;
+    } else {
+      g = static_cast<uint32_t>(gv.group_of_row(r, g0, g1 + 1));
+    }
+    const uint32_t row = kQuantTile * static_cast<uint32_t>(gv.tab.tile0[g]) + (r - st[2 * g]);
+    w |= ((row >> 7) * static_cast<uint32_t>(p.row_scale_ld >> 2) + static_cast<uint32_t>(t.tc)) * 512u +
+         (row & 31u) * 16u + ((row >> 5) & 3u) * 4u;
+  } else if (tid < t.nload) {
     const int64_t r = t.r0 + tid;
     const int64_t g = g1 == g0 ? g0 : gv.group_of_row(r, g0, g1 + 1);
     w |= static_cast<uint32_t>(
@@ -324,8 +342,10 @@ __device__ __forceinline__ MgScaleDst mgrouped_scale_dst(const QuantizeParams& p
 // padding-only tiles (measured: docs/PERFORMANCE.md). d comes from mgrouped_scale_dst. (Handing the
 // tile's first and last group over in a static shared slot instead of looking them up again cost the
 // ring kernel 4-8 points on every rowwise plan: docs/PERFORMANCE.md, "M-grouped plans, fifth session".)
-__device__ __forceinline__ void write_mgrouped_scales(const QuantizeParams& p, const QuantTile& t, const uint8_t* s,
-                                                      const GroupView& gv, const MgScaleDst& d) {
+// has_row / row: this thread's scale row (row tid of the tile) and its byte offset; pad: a group ends
+// in this tile (block-uniform).
+__device__ __forceinline__ void write_mgrouped_scales_at(const QuantizeParams& p, const QuantTile& t, const uint8_t* s,
+                                                         const GroupView& gv, bool has_row, int64_t row, bool pad) {
   const int tid = threadIdx.x;
   const bool al16 = aligned16(p.row_scales);
   const bool al4 = (reinterpret_cast<uintptr_t>(p.row_scales) & 3u) == 0;
@@ -345,9 +365,8 @@ __device__ __forceinline__ void write_mgrouped_scales(const QuantizeParams& p, c
       for (int c = 0; c < 16; ++c) dst[c] = 0;
     }
   };
-  if (d.row() != MgScaleDst::kNoRow)
-    put4(p.row_scales + d.row(), *reinterpret_cast<const uint32_t*>(s + local_scale(tid, 0)));
-  if (d.pad()) {  // block-uniform
+  if (has_row) put4(p.row_scales + row, *reinterpret_cast<const uint32_t*>(s + local_scale(tid, 0)));
+  if (pad) {  // block-uniform
     const int64_t last = t.r0 + t.nload;  // groups ending in (r0, last] end in this tile
     int64_t g0, g1;
     gv.tile_groups(t, g0, g1);
@@ -370,9 +389,27 @@ __device__ __forceinline__ void write_mgrouped_scales(const QuantizeParams& p, c
   }
 }
 
+// The ring kernel: the destination looked up beforehand (mgrouped_scale_dst).
+__device__ __forceinline__ void write_mgrouped_scales(const QuantizeParams& p, const QuantTile& t, const uint8_t* s,
+                                                      const GroupView& gv, const MgScaleDst& d) {
+  write_mgrouped_scales_at(p, t, s, gv, d.row() != MgScaleDst::kNoRow, d.row(), d.pad());
+}
+
+// The register rowwise kernel, which also takes scale tensors of 2^31 bytes and more: 64-bit offsets.
 __device__ __forceinline__ void write_mgrouped_scales(const QuantizeParams& p, const QuantTile& t, const uint8_t* s,
                                                       const GroupView& gv) {
-  write_mgrouped_scales(p, t, s, gv, mgrouped_scale_dst(p, t, gv));
+  if (t.nload <= 0) return;
+  int64_t g0, g1;
+  gv.tile_groups(t, g0, g1);
+  const bool pad = g1 > g0 || gv.end(g0) <= t.r0 + t.nload;
+  const int tid = threadIdx.x;
+  int64_t row = 0;
+  if (tid < t.nload) {
+    const int64_t r = t.r0 + tid;
+    const int64_t g = g1 == g0 ? g0 : gv.group_of_row(r, g0, g1 + 1);
+    row = layout::swizzled_offset(kQuantTile * gv.tile0(g) + (r - gv.start(g)), 4 * t.tc, p.row_scale_ld);
+  }
+  write_mgrouped_scales_at(p, t, s, gv, tid < t.nload, row, pad);
 }
 
 // The tail of an M-grouped swizzled scale tensor: scale tiles used_tiles .. row_scale_tiles - 1, which
