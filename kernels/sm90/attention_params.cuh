@@ -64,7 +64,7 @@ constexpr int64_t attn_sm90_smem_bytes_inl(int64_t d) {
 constexpr int64_t attn_sm90_kv_pad(int64_t seqlen_kv) { return (seqlen_kv + 127) / 128 * 128; }
 constexpr int64_t attn_sm90_workspace_bytes(int64_t batch, int64_t heads_kv, int64_t seqlen_kv, int64_t d) {
   return 256 + 2 * batch * heads_kv * attn_sm90_kv_pad(seqlen_kv) * d * 2 +
-         4 * (batch * heads_kv * attn_sm90_kv_pad(seqlen_kv) / 128 + 1);
+         4 * (batch * heads_kv * attn_sm90_kv_pad(seqlen_kv) / 128 + 2);
 }
 
 }  // namespace mxq

@@ -50,7 +50,11 @@ class AttnFwdSm90 final : public OpImpl {
     const char* pp = std::getenv("MXQ_ATTN_SM90_PINGPONG");
     const bool nopp = pp && pp[0] == '0';
     inline_ = !nopp && d.head_dim == 128;
-    kname_ = fmt::format("mxq_attn_fwd_sm90_d{}{}", d.head_dim, nopp ? "_nopp" : inline_ ? "_inl" : "");
+    const char* xv = std::getenv("MXQ_ATTN_FWD_X");  // TEMPORARY variant switch (attnf8)
+    variant_ = inline_ && xv ? std::atoi(xv) : 0;
+    persist_ = variant_ == 1 || variant_ == 2;
+    kname_ = fmt::format("mxq_attn_fwd_sm90_d{}{}", d.head_dim,
+                         nopp ? "_nopp" : inline_ ? (variant_ == 1 ? "_inlp" : variant_ == 2 ? "_inlq" : "_inl") : "");
     prep_name_ = inline_ ? std::string("mxq_attn_zero_sm90") : fmt::format("mxq_attn_prep_sm90_d{}", d.head_dim);
     fn_ = dev.kernel(kname_.c_str());
     prep_ = dev.kernel(prep_name_.c_str());
@@ -132,11 +136,12 @@ class AttnFwdSm90 final : public OpImpl {
     p.n_units = static_cast<int32_t>(rows / kAttnSm90TileKV);
     const int64_t ctas = layout::ceil_div(d_.seqlen_q, kAttnSm90TileQ) * d_.heads_q * d_.batch;
     p.quota = static_cast<int32_t>(layout::ceil_div(int64_t(p.n_units), ctas));
+    MXQ_REQUIRE(ctas < (int64_t(1) << 31), MXQ_STATUS_BAD_PARAM, "attention: too many query blocks");
 
     void* params[] = {&p};
     if (inline_) {
       Dim3 g, b;
-      g.x = static_cast<unsigned>(std::min<int64_t>(layout::ceil_div(int64_t(p.n_units) + 1, 256), 1024));
+      g.x = static_cast<unsigned>(std::min<int64_t>(layout::ceil_div(int64_t(p.n_units) + 2, 256), 1024));
       b.x = 256;
       dev_.launch(prep_, g, b, 0, stream, params, prep_name_.c_str());
     } else {
@@ -148,9 +153,13 @@ class AttnFwdSm90 final : public OpImpl {
       dev_.launch(prep_, g, b, 0, stream, params, prep_name_.c_str());
     }
     Dim3 g, b;
-    g.x = static_cast<unsigned>(layout::ceil_div(d_.seqlen_q, kAttnSm90TileQ));
-    g.y = static_cast<unsigned>(d_.heads_q);
-    g.z = static_cast<unsigned>(d_.batch);
+    if (persist_) {  // one CTA per SM walks the items (at most one per item)
+      g.x = static_cast<unsigned>(std::min<int64_t>(ctas, dev_.sm_count()));
+    } else {
+      g.x = static_cast<unsigned>(layout::ceil_div(d_.seqlen_q, kAttnSm90TileQ));
+      g.y = static_cast<unsigned>(d_.heads_q);
+      g.z = static_cast<unsigned>(d_.batch);
+    }
     b.x = kAttnSm90Threads;
     // A programmatic dependent launch: its blocks start (barrier setup, Q dequantized) while the
     // prepass finishes; the producer's griddepcontrol.wait orders its first workspace read.
@@ -172,7 +181,8 @@ class AttnFwdSm90 final : public OpImpl {
   Device& dev_;
   CUfunction fn_ = nullptr, prep_ = nullptr;
   std::string kname_, prep_name_;
-  bool inline_ = false;
+  bool inline_ = false, persist_ = false;
+  int variant_ = 0;
   AttnFwdSm90Params base_{};
 };
 
