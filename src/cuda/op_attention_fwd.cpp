@@ -51,10 +51,12 @@ class AttnFwdSm90 final : public OpImpl {
     const bool nopp = pp && pp[0] == '0';
     inline_ = !nopp && d.head_dim == 128;
     const char* xv = std::getenv("MXQ_ATTN_FWD_X");  // TEMPORARY variant switch (attnf8)
-    variant_ = inline_ && xv ? std::atoi(xv) : 0;
-    persist_ = variant_ == 1 || variant_ == 2;
+    variant_ = !nopp && xv ? std::atoi(xv) : 0;
+    persist_ = inline_ && variant_ == 1;
     kname_ = fmt::format("mxq_attn_fwd_sm90_d{}{}", d.head_dim,
-                         nopp ? "_nopp" : inline_ ? (variant_ == 1 ? "_inlp" : variant_ == 2 ? "_inlq" : "_inl") : "");
+                         nopp ? "_nopp"
+                         : inline_ ? (variant_ == 1 ? "_inlp" : variant_ == 9 ? "_inlo" : "_inl")
+                                   : (variant_ == 2 ? "l" : ""));
     prep_name_ = inline_ ? std::string("mxq_attn_zero_sm90") : fmt::format("mxq_attn_prep_sm90_d{}", d.head_dim);
     fn_ = dev.kernel(kname_.c_str());
     prep_ = dev.kernel(prep_name_.c_str());
