@@ -848,18 +848,6 @@ extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
   mxq::sm90attn::attn_fwd_body<64, true, false, 40, 232>(p);
 }
 extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
-    mxq_attn_fwd_sm90_d64l(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<64, true, false, 40, 232, false, true>(p);
-}
-extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
     mxq_attn_fwd_sm90_d128_inl(const __grid_constant__ mxq::AttnFwdSm90Params p) {
   mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, false, true>(p);
-}
-extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
-    mxq_attn_fwd_sm90_d128_inlo(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, false, false>(p);
-}
-extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
-    mxq_attn_fwd_sm90_d128_inlp(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, true, true>(p);
 }

@@ -34,6 +34,9 @@ std::string attn_fwd_supports(const AttentionDesc& d, const DeviceInfo& dev) {
   const int64_t kv_rows = d.batch * d.heads_kv * attn_sm90_kv_pad(d.seqlen_kv);
   if (kv_rows >= (int64_t(1) << 31))
     return fmt::format("B x Hkv x padded Skv = {} rows exceed the TMA coordinate range (2^31)", kv_rows);
+  const int64_t items = (d.seqlen_q + kAttnSm90TileQ - 1) / kAttnSm90TileQ * d.heads_q * d.batch;
+  if (items >= (int64_t(1) << 31))
+    return fmt::format("{} blocks of 128 queries (B x Hq x ceil(Sq/128)) exceed the kernel's 2^31 - 1", items);
   const int64_t smem = attn_sm90_smem_bytes_inl(d.head_dim);
   if (smem > dev.smem_optin)
     return fmt::format("needs {} bytes of shared memory per block, the device allows {}", smem, dev.smem_optin);
@@ -50,13 +53,8 @@ class AttnFwdSm90 final : public OpImpl {
     const char* pp = std::getenv("MXQ_ATTN_SM90_PINGPONG");
     const bool nopp = pp && pp[0] == '0';
     inline_ = !nopp && d.head_dim == 128;
-    const char* xv = std::getenv("MXQ_ATTN_FWD_X");  // TEMPORARY variant switch (attnf8)
-    variant_ = !nopp && xv ? std::atoi(xv) : 0;
-    persist_ = inline_ && variant_ == 1;
-    kname_ = fmt::format("mxq_attn_fwd_sm90_d{}{}", d.head_dim,
-                         nopp ? "_nopp"
-                         : inline_ ? (variant_ == 1 ? "_inlp" : variant_ == 9 ? "_inlo" : "_inl")
-                                   : (variant_ == 2 ? "l" : ""));
+    persist_ = false;
+    kname_ = fmt::format("mxq_attn_fwd_sm90_d{}{}", d.head_dim, nopp ? "_nopp" : inline_ ? "_inl" : "");
     prep_name_ = inline_ ? std::string("mxq_attn_zero_sm90") : fmt::format("mxq_attn_prep_sm90_d{}", d.head_dim);
     fn_ = dev.kernel(kname_.c_str());
     prep_ = dev.kernel(prep_name_.c_str());
@@ -138,7 +136,6 @@ class AttnFwdSm90 final : public OpImpl {
     p.n_units = static_cast<int32_t>(rows / kAttnSm90TileKV);
     const int64_t ctas = layout::ceil_div(d_.seqlen_q, kAttnSm90TileQ) * d_.heads_q * d_.batch;
     p.quota = static_cast<int32_t>(layout::ceil_div(int64_t(p.n_units), ctas));
-    MXQ_REQUIRE(ctas < (int64_t(1) << 31), MXQ_STATUS_BAD_PARAM, "attention: too many query blocks");
 
     void* params[] = {&p};
     if (inline_) {
@@ -184,7 +181,6 @@ class AttnFwdSm90 final : public OpImpl {
   CUfunction fn_ = nullptr, prep_ = nullptr;
   std::string kname_, prep_name_;
   bool inline_ = false, persist_ = false;
-  int variant_ = 0;
   AttnFwdSm90Params base_{};
 };
 
