@@ -33,7 +33,14 @@
 //     ahead of the running CTAs (a counter), the TMA thread acquires a unit's "ready" before its
 //     loads and hands a unit nobody has claimed to its own converter warps: nothing ever waits on
 //     a CTA that is not running. Conversion moved off the critical path costs issue slots instead:
-//     at D = 64 (half the tensor work per converted element) that was slower (PERFORMANCE.md).
+//     at D = 64 (half the tensor work per converted element) that was slower (PERFORMANCE.md);
+//   - the D = 128 kernel is also persistent (kPersist): one CTA per SM walks the work items (128
+//     query rows of one (batch, head), in the order the hardware runs the non-persistent grid,
+//     taken from a counter once the previous item's loads are issued), so the next item's first
+//     K/V tiles load while the math warpgroups finish the current one, and no CTA launch or
+//     barrier setup sits between items. Its producer threads wait on mbarriers with a suspend
+//     hint and its converter warps poll from one thread (kLean), so their waits take no issue
+//     slots from the math warps.
 //
 // Masks and lengths: keys at or past the sequence length, and keys a causal mask hides, get
 // S = -inf before the row max; rows with no visible key produce O = 0 and LSE = -inf. Rows and keys
@@ -307,7 +314,7 @@ __device__ __forceinline__ void convert_unit_staged(const AttnFwdSm90Params& p, 
   __threadfence();
 }
 
-// Zeroes the unit state words and the counter (a programmatic dependent launch precedes the main
+// Zeroes the unit state words and the two counters (a programmatic dependent launch precedes the main
 // kernel, whose producer threads execute griddepcontrol.wait before touching them).
 __device__ __forceinline__ void attn_zero_body(const AttnFwdSm90Params& p) {
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
@@ -336,7 +343,10 @@ __device__ __forceinline__ uint64_t desc_nmajor128(uint32_t smem_addr) {
 // takes each item, publishes it in a two-slot ring (mbarriers item_full / item_empty) that the math
 // warpgroups read, and streams its K/V tiles through the same stage ring as the previous item's
 // (stage and phase from a running tile count), so the next item's first tiles load while the math
-// warpgroups finish the current one.
+// warpgroups finish the current one. The turns of the two math warpgroups restart per item, and a
+// warpgroup rewrites its Q rows only after a barrier behind its own epilogue's reads of them.
+// kLean: the TMA thread's waits for free stages suspend on the mbarrier (try_wait with a time hint)
+// instead of retrying at once, and the converter warps' idle polling is one thread's loop.
 template <int D, bool kPingPong, bool kInline, int kProdRegs, int kMathRegs, bool kPersist = false,
           bool kLean = false>
 __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
@@ -849,5 +859,5 @@ extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
 }
 extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
     mxq_attn_fwd_sm90_d128_inl(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, false, true>(p);
+  mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, true, true>(p);
 }

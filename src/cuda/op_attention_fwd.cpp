@@ -48,12 +48,13 @@ class AttnFwdSm90 final : public OpImpl {
   AttnFwdSm90(const AttentionDesc& d, Device& dev) : d_(d), dev_(dev) {
     // MXQ_ATTN_SM90_PINGPONG=0 selects the variant whose math warpgroups do not take turns
     // (docs/ENVIRONMENT.md; for measurements; after the prepass at both head dims). Otherwise D = 128
-    // converts K and V inside the main kernel (mxq_attn_zero_sm90 clears the units' state words) and
-    // D = 64 runs the prepass: PERFORMANCE.md "Attention forward", seventh session.
+    // converts K and V inside the main kernel (mxq_attn_zero_sm90 clears the units' state words and
+    // the item counter), persistent: one CTA per SM, and D = 64 runs the prepass: PERFORMANCE.md
+    // "Attention forward", seventh and eighth sessions.
     const char* pp = std::getenv("MXQ_ATTN_SM90_PINGPONG");
     const bool nopp = pp && pp[0] == '0';
     inline_ = !nopp && d.head_dim == 128;
-    persist_ = false;
+    persist_ = inline_;
     kname_ = fmt::format("mxq_attn_fwd_sm90_d{}{}", d.head_dim, nopp ? "_nopp" : inline_ ? "_inl" : "");
     prep_name_ = inline_ ? std::string("mxq_attn_zero_sm90") : fmt::format("mxq_attn_prep_sm90_d{}", d.head_dim);
     fn_ = dev.kernel(kname_.c_str());
@@ -193,8 +194,8 @@ void register_attention_fwd_kernels(Registry& r) {
   e.in_dtypes = {MXQ_DTYPE_E4M3};
   e.out_dtypes = {MXQ_DTYPE_BF16};
   e.variant = "K/V dequantized to bf16 in the workspace (D=128: by the kernel's producer warps, units claimed "
-              "through state words; D=64: a prepass); 128 queries x 128-key tiles, TMA producer + two math "
-              "warpgroups, online softmax";
+              "through state words, one persistent CTA per SM; D=64: a prepass); 128 queries x 128-key tiles, "
+              "TMA producer + two math warpgroups, online softmax";
   e.priority = 0;
   e.supports = attn_fwd_supports;
   e.make = [](const AttentionDesc& d, Device& dev) -> std::unique_ptr<OpImpl> {
