@@ -115,29 +115,6 @@ __device__ __forceinline__ void store_chunk_pair(uint8_t* tile, int r, int col, 
   *reinterpret_cast<uint4*>(panel + ptx::sw128_offset(r, c16 + 1)) = hi;
 }
 
-// Dequantizes the Q rows [s0, s0 + kRows) of one math warpgroup (quantized along D: one scale per
-// 16-byte chunk, a chunk never spans two 32-blocks) into rows [r0, r0 + kRows) of the bf16 tile.
-// Rows past the sequence are stored as zeros.
-template <int D, int kRows, int kThr>
-__device__ __forceinline__ void store_rows_along_d(uint8_t* tile, int r0, const RawTile<D, kRows, kThr>& raw,
-                                                   const uint8_t* scales, const AttnFwdSm90Params& p, const SeqRows& s,
-                                                   int s0, int tid) {
-  constexpr int kCPR = D / 16;
-#pragma unroll
-  for (int i = 0; i < RawTile<D, kRows, kThr>::kChunks; ++i) {
-    const int idx = tid + kThr * i, r = idx / kCPR, col = idx % kCPR;
-    const int pos = s0 + r;
-    uint4 lo = make_uint4(0u, 0u, 0u, 0u), hi = lo;
-    if (pos < s.len) {
-      const int64_t row = s.row(pos), c = col >> 1;
-      const int64_t off = attn::along_d_scale_offset(p.swizzled, row, c, p.d_scale_ld);
-      const float sc = dev::ue8m0_to_f32(__ldg(scales + off));
-      dequant16<true>(raw.c[i], &sc, lo, hi);
-    }
-    store_chunk_pair(tile, r0 + r, col, lo, hi);
-  }
-}
-
 // One K chunk of the workspace: 16 FP8 elements (one scale) of padded row s of entry e, column chunk
 // col -> 32 bf16 bytes (zeros at or past the sequence's length).
 template <int D>
@@ -545,30 +522,30 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
           if (wtid == 0) {
             int u = -1;
             // kLean: this thread alone polls until there is something to do, sleeping longer while
-            // idle (the converters' loop of barriers took issue slots from the math warps).
+            // idle (else all three warps meet at two barriers per round; PERFORMANCE.md, eighth session).
             for (uint32_t nap = 256;; nap = min(2 * nap, 2048u)) {
-            // kPersist: quota units per item this CTA has taken, so conversion keeps about a wave ahead.
-            const int allowed = kPersist ? p.quota * *items_taken : p.quota;
-            const int need = atomicExch(need_slot, -1);  // posted again while the TMA thread finds it untouched
-            if (need >= 0) {
-              if (atomicCAS(state + need, 0u, 1u) == 0u) u = need;
-            } else if (!own_tried) {
-              own_tried = true;
-              if (own_t < tpe && atomicCAS(state + own_e * tpe + own_t, 0u, 1u) == 0u) u = own_e * tpe + own_t;
-            } else if (!exhausted && converted < allowed) {
-              const int v = static_cast<int>(atomicAdd(state + p.n_units, 1u));
-              if (v >= p.n_units) exhausted = true;
-              else if (atomicCAS(state + v, 0u, 1u) == 0u) {
-                u = v;
-                ++converted;
+              // kPersist: quota units per item this CTA has taken, so conversion keeps about a wave ahead.
+              const int allowed = kPersist ? p.quota * *items_taken : p.quota;
+              const int need = atomicExch(need_slot, -1);  // posted again while the TMA thread finds it untouched
+              if (need >= 0) {
+                if (atomicCAS(state + need, 0u, 1u) == 0u) u = need;
+              } else if (!own_tried) {
+                own_tried = true;
+                if (own_t < tpe && atomicCAS(state + own_e * tpe + own_t, 0u, 1u) == 0u) u = own_e * tpe + own_t;
+              } else if (!exhausted && converted < allowed) {
+                const int v = static_cast<int>(atomicAdd(state + p.n_units, 1u));
+                if (v >= p.n_units) exhausted = true;
+                else if (atomicCAS(state + v, 0u, 1u) == 0u) {
+                  u = v;
+                  ++converted;
+                }
+              } else if (atomicAdd(done_flag, 0) != 0) {
+                u = -2;
+              } else {
+                __nanosleep(kLean ? nap : 1000u);
+                if (kLean) continue;
               }
-            } else if (atomicAdd(done_flag, 0) != 0) {
-              u = -2;
-            } else {
-              __nanosleep(kLean ? nap : 1000u);
-              if (kLean) continue;
-            }
-            if (!kLean || u != -1) break;
+              if (!kLean || u != -1) break;
             }
             *conv_slot = u;
           }
@@ -628,200 +605,201 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       continue;
     }
     const int q0 = w.q0, lq = w.lq, lk = w.lk, shift = w.shift, n_tiles = w.n_tiles;
-  // This warpgroup's 64 query rows, dequantized into rows [64 cw, 64 cw + 64) of the Q tile (rows
-  // past the sequence as zeros).
-  {
-    load_q(w);
-    constexpr int kCPR = D / 16;
+    // This warpgroup's 64 query rows, dequantized into rows [64 cw, 64 cw + 64) of the Q tile (rows
+    // past the sequence as zeros).
+    {
+      load_q(w);
+      constexpr int kCPR = D / 16;
 #pragma unroll
-    for (int i = 0; i < RawTile<D, 64, 128>::kChunks; ++i) {
-      const int idx = ctid + 128 * i, r = idx / kCPR, col = idx % kCPR;
-      uint4 lo = make_uint4(0u, 0u, 0u, 0u), hi = lo;
-      if (q0 + 64 * cw + r < w.sq_seq.len) dequant16<true>(rq.c[i], &qsc[i], lo, hi);
-      store_chunk_pair(sq, 64 * cw + r, col, lo, hi);
-    }
-    ptx::fence_proxy_async_shared();
-    ptx::named_barrier_sync(1 + cw, 128);
-  }
-
-  // This thread's two rows of the warpgroup's 64 (r and r + 8 of the accumulator layout).
-  const int row0 = q0 + cw * 64 + warp * 16 + (lane >> 2);
-  float o_acc[kPanels][32];
-#pragma unroll
-  for (int pn = 0; pn < kPanels; ++pn)
-#pragma unroll
-    for (int i = 0; i < 32; ++i) o_acc[pn][i] = 0.0f;
-  float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f};
-
-  // Software pipeline (per warpgroup): while the tensor cores run O += P_t V_t, the CUDA cores run the
-  // softmax of tile t+1, whose S product was issued just before it. Stages and phases follow the
-  // CTA's running tile count g + t.
-  float s[64];
-  uint32_t pf[8][4];
-  auto issue_s = [&](int t) {  // S = Q K_t^T for 64 rows x 128 keys, into s
-    const int st = (g + t) % kSt;
-    ptx::mbar_wait(full_k(st), ((g + t) / kSt) & 1);
-    const uint32_t k_addr = ptx::smem_addr(sk(st));
-    ptx::wgmma_fence();
-#pragma unroll
-    for (int ks = 0; ks < D / 16; ++ks) {
-      const uint32_t off = static_cast<uint32_t>((ks >> 2) * kPanelBytes + (ks & 3) * 32);
-      ptx::wgmma_bf16_ss<128, 0>(s, ptx::smem_desc_sw128(q_addr + off), ptx::smem_desc_sw128(k_addr + off), ks > 0);
-    }
-    ptx::wgmma_commit();
-  };
-  // Online softmax of tile t in s (log2 domain; masked and out-of-range keys -> -inf): leaves
-  // P * p_scale = exp2(S * scale * log2(e) - m + log2(p_scale)) in s (one FFMA and one SFU op per
-  // element), updates the running max and the running sum of P * p_scale, returns O's rescale factor.
-  auto softmax = [&](int t, float (&corr)[2]) {
-    const int kv0 = t * kTileKV;
-    const bool need_mask = kv0 + kTileKV > lk || (p.mask != kMaskNone && kv0 + kTileKV - 1 > q0 + cw * 64 + shift);
-    if (need_mask) {
-#pragma unroll
-      for (int i = 0; i < 64; ++i) {
-        const int col = kv0 + 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);
-        const int row = row0 + 8 * ((i >> 1) & 1);
-        const bool vis = col < lk && (p.mask == kMaskNone || col <= row + shift);
-        s[i] = vis ? s[i] : -INFINITY;
+      for (int i = 0; i < RawTile<D, 64, 128>::kChunks; ++i) {
+        const int idx = ctid + 128 * i, r = idx / kCPR, col = idx % kCPR;
+        uint4 lo = make_uint4(0u, 0u, 0u, 0u), hi = lo;
+        if (q0 + 64 * cw + r < w.sq_seq.len) dequant16<true>(rq.c[i], &qsc[i], lo, hi);
+        store_chunk_pair(sq, 64 * cw + r, col, lo, hi);
       }
+      ptx::fence_proxy_async_shared();
+      ptx::named_barrier_sync(1 + cw, 128);
     }
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      float mx = -INFINITY;
-#pragma unroll
-      for (int j = 0; j < 16; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
-      mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 1));
-      mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 2));
-      const float m_new = fmaxf(m_run[r], mx * c);  // c > 0: the max commutes with the scaling
-      const float m_use = m_new == -INFINITY ? 0.0f : m_new;  // a row with nothing visible yet
-      corr[r] = attn::ex2_ftz(m_run[r] - m_use);
-      m_run[r] = m_new;
-      const float bias = p.log2_p_scale - m_use;
-      float sum = 0.0f;
-#pragma unroll
-      for (int j = 0; j < 16; ++j) {
-        const float a = attn::ex2_ftz(fmaf(s[4 * j + 2 * r], c, bias)), e = attn::ex2_ftz(fmaf(s[4 * j + 2 * r + 1], c, bias));
-        s[4 * j + 2 * r] = a;
-        s[4 * j + 2 * r + 1] = e;
-        sum += a + e;
-      }
-      l_run[r] = l_run[r] * corr[r] + sum;  // per-thread partial; the quad is summed at the end
-    }
-  };
-  // Pq = fp8(P * p_scale) as the A fragments of the 8 k16 steps of P V (E4M3 -> f16 -> bf16 by a
-  // shift and one exact bf16x2 multiply; a NaN P comes out finite, but a pair is two columns of one
-  // row and that row's sum l is NaN, so the
-  // O and LSE are NaN as with the exact form: attention_common.cuh).
-  auto pack_p = [&] {
-#pragma unroll
-    for (int kk = 0; kk < 8; ++kk)
-#pragma unroll
-      for (int r = 0; r < 4; ++r) pf[kk][r] = attn::p_e4m3_bf16x2(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
-  };
 
-  if (n_tiles > 0) {
-    float corr[2];
-    issue_s(0);
-    ptx::wgmma_wait<0>();
-    ptx::fence_acc(s);
-    ptx::mbar_arrive(empty_k(g % kSt));
-    softmax(0, corr);  // O is still zero: nothing to rescale
-    pack_p();
-  }
-  // One pipeline step on tile t; kNext: tile t+1 exists (a compile-time flag, so ptxas sees one
-  // fixed wgmma group structure per loop body and keeps the wgmma asynchronous).
-  auto step = [&](int t, auto next_tag) {
-    constexpr bool kNext = decltype(next_tag)::value;
-    const int st = (g + t) % kSt;
-    if constexpr (kPingPong) ptx::named_barrier_sync(3 + cw, 256);  // this warpgroup's turn
-    if constexpr (kNext) issue_s(t + 1);
-    // O += Pq V_t, V [keys, d] N-major in 64-wide d panels.
-    ptx::mbar_wait(full_v(st), ((g + t) / kSt) & 1);
-    const uint32_t v_addr = ptx::smem_addr(sv(st));
-    ptx::wgmma_fence();
-    if constexpr (D == 128) {
-      // One m64n128k16 per k step over both 64-wide d panels (the accumulator's columns 0..63 are
-      // o_acc[0], 64..127 o_acc[1], the same registers as the two n64 products).
-#pragma unroll
-      for (int kk = 0; kk < 8; ++kk)
-        ptx::wgmma_bf16_rs<128, 1>(*reinterpret_cast<float(*)[64]>(&o_acc[0][0]), pf[kk],
-                                   desc_nmajor128(v_addr + static_cast<uint32_t>(kk * 2048)), 1);
-    } else {
-#pragma unroll
-      for (int kk = 0; kk < 8; ++kk)
-#pragma unroll
-        for (int pn = 0; pn < kPanels; ++pn)
-          ptx::wgmma_bf16_rs<64, 1>(o_acc[pn], pf[kk],
-                                    ptx::smem_desc_sw128(v_addr + static_cast<uint32_t>(pn * kPanelBytes + kk * 2048)),
-                                    1);
-    }
-    ptx::wgmma_commit();
-    // The other warpgroup's turn; warpgroup 1 gives no turn after its last step, so every arrival
-    // is matched by a sync (warpgroup 0 syncs n times on barrier 3: one initial arrival + n - 1).
-    if constexpr (kPingPong)
-      if (cw == 0 || kNext) ptx::named_barrier_arrive(3 + (cw ^ 1), 256);
-    float corr[2] = {1.0f, 1.0f};
-    if constexpr (kNext) {  // S of tile t+1 is done (commit groups retire in order): its softmax overlaps P V
-      ptx::wgmma_wait<1>();
-      ptx::fence_acc(s);
-      ptx::mbar_arrive(empty_k((g + t + 1) % kSt));
-      softmax(t + 1, corr);
-    }
-    ptx::wgmma_wait<0>();
-#pragma unroll
-    for (int pn = 0; pn < kPanels; ++pn) ptx::fence_acc(o_acc[pn]);
-#pragma unroll
-    for (int kk = 0; kk < 8; ++kk) ptx::fence_regs(pf[kk]);
-    ptx::mbar_arrive(empty_v(st));
-    if constexpr (kNext) {
-#pragma unroll
-      for (int pn = 0; pn < kPanels; ++pn)
-#pragma unroll
-        for (int i = 0; i < 32; ++i) o_acc[pn][i] *= corr[(i >> 1) & 1];
-      pack_p();
-    }
-  };
-  if constexpr (kPingPong)
-    if (cw == 1 && n_tiles > 0) ptx::named_barrier_arrive(3, 256);  // warpgroup 0 goes first
-  for (int t = 0; t + 1 < n_tiles; ++t) step(t, std::true_type{});
-  if (n_tiles > 0) step(n_tiles - 1, std::false_type{});
-  g += n_tiles;
-
-  // Epilogue: l sums P * p_scale, so O = acc / l in bf16 and LSE = ln(sum exp(S)) =
-  // (m + log2 l - log2 p_scale) ln 2.
-  // O through this warpgroup's own rows of the Q tile (only its S products read them, and the last
-  // one has completed), in the same swizzled panel layout (conflict-free 4-byte stores), then
-  // 16-byte stores of whole 128- or 256-byte rows to global memory.
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    float l = l_run[r];
-    l += __shfl_xor_sync(0xFFFFFFFFu, l, 1);
-    l += __shfl_xor_sync(0xFFFFFFFFu, l, 2);
-    const int row = row0 + 8 * r;
-    const float inv = l == 0.0f ? 0.0f : 1.0f / l;
-    const uint32_t trow = static_cast<uint32_t>(cw * 64 + warp * 16 + (lane >> 2) + 8 * r);
+    // This thread's two rows of the warpgroup's 64 (r and r + 8 of the accumulator layout).
+    const int row0 = q0 + cw * 64 + warp * 16 + (lane >> 2);
+    float o_acc[kPanels][32];
 #pragma unroll
     for (int pn = 0; pn < kPanels; ++pn)
 #pragma unroll
-      for (int j = 0; j < 8; ++j)
-        *reinterpret_cast<uint32_t*>(sq + pn * kPanelBytes + ptx::sw128_offset(trow, j) + 4 * (lane & 3)) =
-            dev::f32x2_to_bf16x2(o_acc[pn][4 * j + 2 * r] * inv, o_acc[pn][4 * j + 2 * r + 1] * inv);
-    if ((lane & 3) == 0 && row < lq)
-      p.lse[(static_cast<int64_t>(w.b) * p.heads_q + w.h) * p.seqlen_q + row] =
-          l == 0.0f ? -INFINITY : (m_run[r] + log2f(l) - p.log2_p_scale) * kLn2;
-  }
-  ptx::named_barrier_sync(1 + cw, 128);
-  constexpr int kCPR = D / 8;  // 16-byte chunks of a bf16 row
+      for (int i = 0; i < 32; ++i) o_acc[pn][i] = 0.0f;
+    float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f};
+
+    // Software pipeline (per warpgroup): while the tensor cores run O += P_t V_t, the CUDA cores run the
+    // softmax of tile t+1, whose S product was issued just before it. Stages and phases follow the
+    // CTA's running tile count g + t.
+    float s[64];
+    uint32_t pf[8][4];
+    auto issue_s = [&](int t) {  // S = Q K_t^T for 64 rows x 128 keys, into s
+      const int st = (g + t) % kSt;
+      ptx::mbar_wait(full_k(st), ((g + t) / kSt) & 1);
+      const uint32_t k_addr = ptx::smem_addr(sk(st));
+      ptx::wgmma_fence();
 #pragma unroll
-  for (int i = 0; i < 64 * kCPR / 128; ++i) {
-    const int idx = ctid + 128 * i, r = idx / kCPR, cc = idx % kCPR;
-    const int row = q0 + cw * 64 + r;
-    if (row < lq) {
-      const uint4 v = *reinterpret_cast<const uint4*>(sq + (cc >> 3) * kPanelBytes +
-                                                      ptx::sw128_offset(static_cast<uint32_t>(cw * 64 + r), cc & 7));
-      *reinterpret_cast<uint4*>(p.o + w.sq_seq.row(row) * D + cc * 8) = v;
+      for (int ks = 0; ks < D / 16; ++ks) {
+        const uint32_t off = static_cast<uint32_t>((ks >> 2) * kPanelBytes + (ks & 3) * 32);
+        ptx::wgmma_bf16_ss<128, 0>(s, ptx::smem_desc_sw128(q_addr + off), ptx::smem_desc_sw128(k_addr + off), ks > 0);
+      }
+      ptx::wgmma_commit();
+    };
+    // Online softmax of tile t in s (log2 domain; masked and out-of-range keys -> -inf): leaves
+    // P * p_scale = exp2(S * scale * log2(e) - m + log2(p_scale)) in s (one FFMA and one SFU op per
+    // element), updates the running max and the running sum of P * p_scale, returns O's rescale factor.
+    auto softmax = [&](int t, float (&corr)[2]) {
+      const int kv0 = t * kTileKV;
+      const bool need_mask = kv0 + kTileKV > lk || (p.mask != kMaskNone && kv0 + kTileKV - 1 > q0 + cw * 64 + shift);
+      if (need_mask) {
+#pragma unroll
+        for (int i = 0; i < 64; ++i) {
+          const int col = kv0 + 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);
+          const int row = row0 + 8 * ((i >> 1) & 1);
+          const bool vis = col < lk && (p.mask == kMaskNone || col <= row + shift);
+          s[i] = vis ? s[i] : -INFINITY;
+        }
+      }
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        float mx = -INFINITY;
+#pragma unroll
+        for (int j = 0; j < 16; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
+        mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 2));
+        const float m_new = fmaxf(m_run[r], mx * c);  // c > 0: the max commutes with the scaling
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;  // a row with nothing visible yet
+        corr[r] = attn::ex2_ftz(m_run[r] - m_use);
+        m_run[r] = m_new;
+        const float bias = p.log2_p_scale - m_use;
+        float sum = 0.0f;
+#pragma unroll
+        for (int j = 0; j < 16; ++j) {
+          const float a = attn::ex2_ftz(fmaf(s[4 * j + 2 * r], c, bias));
+          const float e = attn::ex2_ftz(fmaf(s[4 * j + 2 * r + 1], c, bias));
+          s[4 * j + 2 * r] = a;
+          s[4 * j + 2 * r + 1] = e;
+          sum += a + e;
+        }
+        l_run[r] = l_run[r] * corr[r] + sum;  // per-thread partial; the quad is summed at the end
+      }
+    };
+    // Pq = fp8(P * p_scale) as the A fragments of the 8 k16 steps of P V (E4M3 -> f16 -> bf16 by a
+    // shift and one exact bf16x2 multiply; a NaN P comes out finite, but a pair is two columns of one
+    // row and that row's sum l is NaN, so the
+    // O and LSE are NaN as with the exact form: attention_common.cuh).
+    auto pack_p = [&] {
+#pragma unroll
+      for (int kk = 0; kk < 8; ++kk)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) pf[kk][r] = attn::p_e4m3_bf16x2(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
+    };
+
+    if (n_tiles > 0) {
+      float corr[2];
+      issue_s(0);
+      ptx::wgmma_wait<0>();
+      ptx::fence_acc(s);
+      ptx::mbar_arrive(empty_k(g % kSt));
+      softmax(0, corr);  // O is still zero: nothing to rescale
+      pack_p();
     }
-  }
+    // One pipeline step on tile t; kNext: tile t+1 exists (a compile-time flag, so ptxas sees one
+    // fixed wgmma group structure per loop body and keeps the wgmma asynchronous).
+    auto step = [&](int t, auto next_tag) {
+      constexpr bool kNext = decltype(next_tag)::value;
+      const int st = (g + t) % kSt;
+      if constexpr (kPingPong) ptx::named_barrier_sync(3 + cw, 256);  // this warpgroup's turn
+      if constexpr (kNext) issue_s(t + 1);
+      // O += Pq V_t, V [keys, d] N-major in 64-wide d panels.
+      ptx::mbar_wait(full_v(st), ((g + t) / kSt) & 1);
+      const uint32_t v_addr = ptx::smem_addr(sv(st));
+      ptx::wgmma_fence();
+      if constexpr (D == 128) {
+        // One m64n128k16 per k step over both 64-wide d panels (the accumulator's columns 0..63 are
+        // o_acc[0], 64..127 o_acc[1], the same registers as the two n64 products).
+#pragma unroll
+        for (int kk = 0; kk < 8; ++kk)
+          ptx::wgmma_bf16_rs<128, 1>(*reinterpret_cast<float(*)[64]>(&o_acc[0][0]), pf[kk],
+                                     desc_nmajor128(v_addr + static_cast<uint32_t>(kk * 2048)), 1);
+      } else {
+#pragma unroll
+        for (int kk = 0; kk < 8; ++kk)
+#pragma unroll
+          for (int pn = 0; pn < kPanels; ++pn)
+            ptx::wgmma_bf16_rs<64, 1>(
+                o_acc[pn], pf[kk],
+                ptx::smem_desc_sw128(v_addr + static_cast<uint32_t>(pn * kPanelBytes + kk * 2048)), 1);
+      }
+      ptx::wgmma_commit();
+      // The other warpgroup's turn; warpgroup 1 gives no turn after its last step, so every arrival
+      // is matched by a sync (warpgroup 0 syncs n times on barrier 3: one initial arrival + n - 1).
+      if constexpr (kPingPong)
+        if (cw == 0 || kNext) ptx::named_barrier_arrive(3 + (cw ^ 1), 256);
+      float corr[2] = {1.0f, 1.0f};
+      if constexpr (kNext) {  // S of tile t+1 is done (commit groups retire in order): its softmax overlaps P V
+        ptx::wgmma_wait<1>();
+        ptx::fence_acc(s);
+        ptx::mbar_arrive(empty_k((g + t + 1) % kSt));
+        softmax(t + 1, corr);
+      }
+      ptx::wgmma_wait<0>();
+#pragma unroll
+      for (int pn = 0; pn < kPanels; ++pn) ptx::fence_acc(o_acc[pn]);
+#pragma unroll
+      for (int kk = 0; kk < 8; ++kk) ptx::fence_regs(pf[kk]);
+      ptx::mbar_arrive(empty_v(st));
+      if constexpr (kNext) {
+#pragma unroll
+        for (int pn = 0; pn < kPanels; ++pn)
+#pragma unroll
+          for (int i = 0; i < 32; ++i) o_acc[pn][i] *= corr[(i >> 1) & 1];
+        pack_p();
+      }
+    };
+    if constexpr (kPingPong)
+      if (cw == 1 && n_tiles > 0) ptx::named_barrier_arrive(3, 256);  // warpgroup 0 goes first
+    for (int t = 0; t + 1 < n_tiles; ++t) step(t, std::true_type{});
+    if (n_tiles > 0) step(n_tiles - 1, std::false_type{});
+    g += n_tiles;
+
+    // Epilogue: l sums P * p_scale, so O = acc / l in bf16 and LSE = ln(sum exp(S)) =
+    // (m + log2 l - log2 p_scale) ln 2.
+    // O through this warpgroup's own rows of the Q tile (only its S products read them, and the last
+    // one has completed), in the same swizzled panel layout (conflict-free 4-byte stores), then
+    // 16-byte stores of whole 128- or 256-byte rows to global memory.
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float l = l_run[r];
+      l += __shfl_xor_sync(0xFFFFFFFFu, l, 1);
+      l += __shfl_xor_sync(0xFFFFFFFFu, l, 2);
+      const int row = row0 + 8 * r;
+      const float inv = l == 0.0f ? 0.0f : 1.0f / l;
+      const uint32_t trow = static_cast<uint32_t>(cw * 64 + warp * 16 + (lane >> 2) + 8 * r);
+#pragma unroll
+      for (int pn = 0; pn < kPanels; ++pn)
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+          *reinterpret_cast<uint32_t*>(sq + pn * kPanelBytes + ptx::sw128_offset(trow, j) + 4 * (lane & 3)) =
+              dev::f32x2_to_bf16x2(o_acc[pn][4 * j + 2 * r] * inv, o_acc[pn][4 * j + 2 * r + 1] * inv);
+      if ((lane & 3) == 0 && row < lq)
+        p.lse[(static_cast<int64_t>(w.b) * p.heads_q + w.h) * p.seqlen_q + row] =
+            l == 0.0f ? -INFINITY : (m_run[r] + log2f(l) - p.log2_p_scale) * kLn2;
+    }
+    ptx::named_barrier_sync(1 + cw, 128);
+    constexpr int kCPR = D / 8;  // 16-byte chunks of a bf16 row
+#pragma unroll
+    for (int i = 0; i < 64 * kCPR / 128; ++i) {
+      const int idx = ctid + 128 * i, r = idx / kCPR, cc = idx % kCPR;
+      const int row = q0 + cw * 64 + r;
+      if (row < lq) {
+        const uint4 v = *reinterpret_cast<const uint4*>(sq + (cc >> 3) * kPanelBytes +
+                                                        ptx::sw128_offset(static_cast<uint32_t>(cw * 64 + r), cc & 7));
+        *reinterpret_cast<uint4*>(p.o + w.sq_seq.row(row) * D + cc * 8) = v;
+      }
+    }
     if constexpr (!kPersist) break;
     ptx::named_barrier_sync(1 + cw, 128);  // the rows are read before the next item's Q overwrites them
     item = take_item();
