@@ -49,6 +49,19 @@ __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
       : "memory");
 }
 
+// mbar_wait with a suspend-time hint (ns): a thread whose phase is not complete is suspended until
+// it completes (or the hint elapses) instead of retrying at once. For producer threads whose waits
+// last about a tile: their retries would take issue slots from the math warps of the same SM
+// sub-partition.
+__device__ __forceinline__ void mbar_wait_suspend(uint64_t* bar, uint32_t parity) {
+  asm volatile(
+      "{\n.reg .pred P1;\nMXQ_MBAR_WAIT:\n"
+      "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 P1, [%0], %1, %2;\n"
+      "@P1 bra MXQ_MBAR_DONE;\nbra MXQ_MBAR_WAIT;\nMXQ_MBAR_DONE:\n}\n" ::"r"(smem_addr(bar)),
+      "r"(parity), "r"(10000000u)
+      : "memory");
+}
+
 // The same on a barrier given by its 32-bit shared-memory address (fewer live registers).
 __device__ __forceinline__ void mbar_arrive(uint32_t bar_addr) {
   asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];\n" ::"r"(bar_addr) : "memory");

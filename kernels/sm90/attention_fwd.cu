@@ -33,7 +33,14 @@
 //     ahead of the running CTAs (a counter), the TMA thread acquires a unit's "ready" before its
 //     loads and hands a unit nobody has claimed to its own converter warps: nothing ever waits on
 //     a CTA that is not running. Conversion moved off the critical path costs issue slots instead:
-//     at D = 64 (half the tensor work per converted element) that was slower (PERFORMANCE.md).
+//     at D = 64 (half the tensor work per converted element) that was slower (PERFORMANCE.md);
+//   - the D = 128 kernel is also persistent (kPersist): one CTA per SM walks the work items (128
+//     query rows of one (batch, head), in the order the hardware runs the non-persistent grid,
+//     taken from a counter once the previous item's loads are issued), so the next item's first
+//     K/V tiles load while the math warpgroups finish the current one, and no CTA launch or
+//     barrier setup sits between items. Its producer threads wait on mbarriers with a suspend
+//     hint and its converter warps poll from one thread (kLean), so their waits take no issue
+//     slots from the math warps.
 //
 // Masks and lengths: keys at or past the sequence length, and keys a causal mask hides, get
 // S = -inf before the row max; rows with no visible key produce O = 0 and LSE = -inf. Rows and keys
@@ -106,29 +113,6 @@ __device__ __forceinline__ void store_chunk_pair(uint8_t* tile, int r, int col, 
   const uint32_t c16 = static_cast<uint32_t>((col & 3) * 2);
   *reinterpret_cast<uint4*>(panel + ptx::sw128_offset(r, c16)) = lo;
   *reinterpret_cast<uint4*>(panel + ptx::sw128_offset(r, c16 + 1)) = hi;
-}
-
-// Dequantizes the Q rows [s0, s0 + kRows) of one math warpgroup (quantized along D: one scale per
-// 16-byte chunk, a chunk never spans two 32-blocks) into rows [r0, r0 + kRows) of the bf16 tile.
-// Rows past the sequence are stored as zeros.
-template <int D, int kRows, int kThr>
-__device__ __forceinline__ void store_rows_along_d(uint8_t* tile, int r0, const RawTile<D, kRows, kThr>& raw,
-                                                   const uint8_t* scales, const AttnFwdSm90Params& p, const SeqRows& s,
-                                                   int s0, int tid) {
-  constexpr int kCPR = D / 16;
-#pragma unroll
-  for (int i = 0; i < RawTile<D, kRows, kThr>::kChunks; ++i) {
-    const int idx = tid + kThr * i, r = idx / kCPR, col = idx % kCPR;
-    const int pos = s0 + r;
-    uint4 lo = make_uint4(0u, 0u, 0u, 0u), hi = lo;
-    if (pos < s.len) {
-      const int64_t row = s.row(pos), c = col >> 1;
-      const int64_t off = attn::along_d_scale_offset(p.swizzled, row, c, p.d_scale_ld);
-      const float sc = dev::ue8m0_to_f32(__ldg(scales + off));
-      dequant16<true>(raw.c[i], &sc, lo, hi);
-    }
-    store_chunk_pair(tile, r0 + r, col, lo, hi);
-  }
 }
 
 // One K chunk of the workspace: 16 FP8 elements (one scale) of padded row s of entry e, column chunk
@@ -307,11 +291,11 @@ __device__ __forceinline__ void convert_unit_staged(const AttnFwdSm90Params& p, 
   __threadfence();
 }
 
-// Zeroes the unit state words and the counter (a programmatic dependent launch precedes the main
+// Zeroes the unit state words and the two counters (a programmatic dependent launch precedes the main
 // kernel, whose producer threads execute griddepcontrol.wait before touching them).
 __device__ __forceinline__ void attn_zero_body(const AttnFwdSm90Params& p) {
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i <= p.n_units; i += gridDim.x * blockDim.x) p.tile_state[i] = 0u;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i <= p.n_units + 1; i += gridDim.x * blockDim.x) p.tile_state[i] = 0u;
 }
 
 // Descriptor of an N-major B operand 128 wide (two 64-column panels kPanelBytes apart): leading byte
@@ -330,9 +314,21 @@ __device__ __forceinline__ uint64_t desc_nmajor128(uint32_t smem_addr) {
 // kInline: K/V converted inside this kernel (the workspace's units claimed through state words,
 // see convert_unit_staged), else by the prepass. kProdRegs / kMathRegs: the setmaxnreg split
 // (128 x kProdRegs + 256 x kMathRegs <= 384 x 168, the registers the CTA is launched with).
-template <int D, bool kPingPong, bool kInline, int kProdRegs, int kMathRegs>
+// kPersist (kInline only): one CTA per SM walks work items (128 query rows of one (batch, head), in
+// the order the hardware would run the non-persistent grid); the first item of CTA i is i, the next
+// ones come from a counter (p.tile_state[n_units + 1], zeroed with the state words). The TMA thread
+// takes each item, publishes it in a two-slot ring (mbarriers item_full / item_empty) that the math
+// warpgroups read, and streams its K/V tiles through the same stage ring as the previous item's
+// (stage and phase from a running tile count), so the next item's first tiles load while the math
+// warpgroups finish the current one. The turns of the two math warpgroups restart per item, and a
+// warpgroup rewrites its Q rows only after a barrier behind its own epilogue's reads of them.
+// kLean: the TMA thread's waits for free stages suspend on the mbarrier (try_wait with a time hint)
+// instead of retrying at once, and the converter warps' idle polling is one thread's loop.
+template <int D, bool kPingPong, bool kInline, int kProdRegs, int kMathRegs, bool kPersist = false,
+          bool kLean = false>
 __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  static_assert(!kPersist || kInline, "the persistent schedule is built on the in-kernel conversion");
   constexpr int kPanels = D / 64;
   constexpr int kTileBytes = kTileKV * D * 2;
   constexpr int kSt = 2;  // K/V stages (three fit at D = 128, measured no faster: PERFORMANCE.md)
@@ -349,29 +345,55 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
   auto empty_k = [&](int st) { return bars + 2 * kSt + st; };
   auto empty_v = [&](int st) { return bars + 3 * kSt + st; };
   // kInline: the converters' unit, the unit the TMA thread waits for (-1: none), "all tiles issued",
-  // and the converters' staging area.
-  // need_slot and done_flag pass between warps without a barrier: shared-memory atomics only.
+  // the items this CTA has taken (kPersist), and the converters' staging area.
+  // need_slot, done_flag and items_taken pass between warps without a barrier: shared-memory atomics
+  // (and volatile reads) only. kPersist: the item ring's mbarriers and slots after them.
   volatile int* conv_slot = reinterpret_cast<volatile int*>(bars + 4 * kSt);
   int* need_slot = const_cast<int*>(conv_slot) + 1;
   int* done_flag = const_cast<int*>(conv_slot) + 2;
+  volatile int* items_taken = conv_slot + 3;
+  uint64_t* item_full = bars + 4 * kSt + 2;
+  uint64_t* item_empty = bars + 4 * kSt + 4;
+  volatile int* item_slot = reinterpret_cast<volatile int*>(bars + 4 * kSt + 6);
   uint8_t* conv_stage = reinterpret_cast<uint8_t*>(bars) + 128;
 
   const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31, warp = (tid >> 5) & 3;
-  // Causal masks make late query blocks the longest: start them first.
-  const int qb = p.mask != kMaskNone ? static_cast<int>(gridDim.x) - 1 - static_cast<int>(blockIdx.x)
-                                     : static_cast<int>(blockIdx.x);
-  const int h = blockIdx.y, b = blockIdx.z;
-  const int hk = h / (p.heads_q / p.heads_kv);
-  const SeqRows sq_seq = attn::seq_rows(p.bshd, p.cu_q, p.seqlen_q, p.heads_q, b, h);
-  const SeqRows skv_seq = attn::seq_rows(p.bshd, p.cu_kv, p.seqlen_kv, p.heads_kv, b, hk);
-  const int q0 = qb * kTileQ;
-  if (q0 >= sq_seq.len) return;  // the whole CTA, before any barrier
-  const int lq = static_cast<int>(sq_seq.len), lk = static_cast<int>(skv_seq.len);
-  // Key j is visible to query i iff j < lk and (no mask, or j <= i + shift).
-  const int shift = p.mask == kMaskBottomRight ? lk - lq : 0;
-  int kv_end = lk;
-  if (p.mask != kMaskNone) kv_end = min(kv_end, q0 + kTileQ + shift);
-  const int n_tiles = kv_end > 0 ? (kv_end + kTileKV - 1) / kTileKV : 0;
+  // Work items: linear index i -> query block (fastest), head, batch, as the hardware orders the
+  // non-persistent grid (nqb x Hq x B).
+  const int nqb = kPersist ? (p.seqlen_q + kTileQ - 1) / kTileQ : static_cast<int>(gridDim.x);
+  const int n_items = kPersist ? nqb * p.heads_q * p.batch : 0x7FFFFFFF;
+  const int first_item =
+      kPersist ? static_cast<int>(blockIdx.x)
+               : static_cast<int>(blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
+  const int group = p.heads_q / p.heads_kv;
+  struct Work {
+    int b, h, hk, qb, q0, lq, lk, shift, n_tiles;
+    SeqRows sq_seq;
+  };
+  auto item_work = [&](int i) {
+    Work w;
+    const int qi = i % nqb, bh = i / nqb;
+    // Causal masks make late query blocks the longest: start them first.
+    w.qb = p.mask != kMaskNone ? nqb - 1 - qi : qi;
+    w.h = bh % p.heads_q;
+    w.b = bh / p.heads_q;
+    w.hk = w.h / group;
+    w.sq_seq = attn::seq_rows(p.bshd, p.cu_q, p.seqlen_q, p.heads_q, w.b, w.h);
+    const SeqRows skv_seq = attn::seq_rows(p.bshd, p.cu_kv, p.seqlen_kv, p.heads_kv, w.b, w.hk);
+    w.q0 = w.qb * kTileQ;
+    w.lq = static_cast<int>(w.sq_seq.len);
+    w.lk = static_cast<int>(skv_seq.len);
+    // Key j is visible to query i iff j < lk and (no mask, or j <= i + shift).
+    w.shift = p.mask == kMaskBottomRight ? w.lk - w.lq : 0;
+    int kv_end = w.lk;
+    if (p.mask != kMaskNone) kv_end = min(kv_end, w.q0 + kTileQ + w.shift);
+    w.n_tiles = kv_end > 0 && w.q0 < w.lq ? (kv_end + kTileKV - 1) / kTileKV : 0;
+    return w;
+  };
+  if constexpr (!kPersist) {
+    const Work w0 = item_work(first_item);
+    if (w0.q0 >= w0.lq) return;  // the whole CTA, before any barrier
+  }
 
   if (tid == 0) {
 #pragma unroll
@@ -381,10 +403,17 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       ptx::mbar_init(empty_k(st), 2 * 128);
       ptx::mbar_init(empty_v(st), 2 * 128);
     }
+    if constexpr (kPersist) {
+      for (int sl = 0; sl < 2; ++sl) {
+        ptx::mbar_init(item_full + sl, 1);
+        ptx::mbar_init(item_empty + sl, 2 * 128);
+      }
+    }
     ptx::mbar_fence_init();
     if constexpr (kInline) {
       *need_slot = -1;
       *done_flag = 0;
+      *items_taken = 0;
     }
   }
   __syncthreads();
@@ -393,18 +422,19 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
   static_assert(!kInline || kProdRegs >= 40, "the converter warps need 40 registers");
   if (wg == 0) {  // producer: one thread issues every TMA load
     ptx::setmaxnreg_dec<kProdRegs>();
-    const int row_base = (b * p.heads_kv + hk) * p.kv_pad;
-    // One TMA thread's loads of tile t into its stage.
-    auto issue_tile = [&](int t) {
-      const int st = t % kSt;
-      const uint32_t ph = (t / kSt) & 1;
-      ptx::mbar_wait(empty_k(st), ph ^ 1);
+    // One TMA thread's loads of tile t (gt-th tile of this CTA: stage and phase) at workspace row row_base.
+    auto issue_tile = [&](int row_base, int t, int gt) {
+      const int st = gt % kSt;
+      const uint32_t ph = (gt / kSt) & 1;
+      if constexpr (kLean) ptx::mbar_wait_suspend(empty_k(st), ph ^ 1);
+      else ptx::mbar_wait(empty_k(st), ph ^ 1);
       ptx::mbar_arrive_expect_tx(full_k(st), kTxBytes);
 #pragma unroll
       for (int pn = 0; pn < kPanels; ++pn)
         ptx::tma_load_2d(ptx::smem_addr(sk(st) + pn * kPanelBytes), p.tmap_k, 64 * pn, row_base + t * kTileKV,
                          full_k(st));
-      ptx::mbar_wait(empty_v(st), ph ^ 1);
+      if constexpr (kLean) ptx::mbar_wait_suspend(empty_v(st), ph ^ 1);
+      else ptx::mbar_wait(empty_v(st), ph ^ 1);
       ptx::mbar_arrive_expect_tx(full_v(st), kTxBytes);
 #pragma unroll
       for (int pn = 0; pn < kPanels; ++pn)
@@ -412,31 +442,48 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
                          full_v(st));
     };
     if constexpr (!kInline) {
-      if (tid == 0 && n_tiles > 0) {
+      const Work w = item_work(first_item);
+      if (tid == 0 && w.n_tiles > 0) {
         ptx::tma_prefetch_desc(p.tmap_k);
         ptx::tma_prefetch_desc(p.tmap_v);
         // The workspace is the prepass's output (programmatic dependent launch: see attn_prep_body).
         asm volatile("griddepcontrol.wait;" ::: "memory");
-        for (int t = 0; t < n_tiles; ++t) issue_tile(t);
+        const int row_base = (w.b * p.heads_kv + w.hk) * p.kv_pad;
+        for (int t = 0; t < w.n_tiles; ++t) issue_tile(row_base, t, t);
       }
     } else {
       // The state words are zeroed by the preceding grid (programmatic dependent launch).
       asm volatile("griddepcontrol.wait;" ::: "memory");
-      const int tpe = p.kv_pad / kTileKV, e = b * p.heads_kv + hk;
+      const int tpe = p.kv_pad / kTileKV;
       uint32_t* const state = p.tile_state;
       if (warp == 0) {  // the TMA warp: lane 0 issues; a unit nobody has claimed goes to this CTA's converters
-        if (n_tiles > 0) {
-          if (lane == 0) {
-            ptx::tma_prefetch_desc(p.tmap_k);
-            ptx::tma_prefetch_desc(p.tmap_v);
+        if (lane == 0) {
+          ptx::tma_prefetch_desc(p.tmap_k);
+          ptx::tma_prefetch_desc(p.tmap_v);
+        }
+        int item = first_item, g = 0, it = 0;
+        for (;;) {
+          int nxt = 0;
+          if constexpr (kPersist) {  // publish the item (or the end), take the next one
+            if (lane == 0) {
+              const int slot = it & 1;
+              ptx::mbar_wait(item_empty + slot, ((it >> 1) & 1) ^ 1);
+              item_slot[slot] = item < n_items ? item : -1;
+              ptx::mbar_arrive(item_full + slot);
+              if (item < n_items) atomicAdd(const_cast<int*>(items_taken), 1);
+            }
+            ++it;
           }
+          if (item >= n_items) break;
+          const Work w = item_work(item);
+          const int e = w.b * p.heads_kv + w.hk, row_base = e * p.kv_pad;
           uint32_t ready = 0;
           int ready_base = 0;
-          for (int t = 0; t < n_tiles; ++t) {
+          for (int t = 0; t < w.n_tiles; ++t) {
             bool fresh = false;  // a new acquire since the last load: fence before the async-proxy reads
             if (t % 32 == 0) {  // the states of the next 32 tiles, one acquire load per lane
               ready_base = t;
-              const uint32_t sv_ = t + lane < n_tiles ? ld_acquire_gpu(state + e * tpe + t + lane) : 2u;
+              const uint32_t sv_ = t + lane < w.n_tiles ? ld_acquire_gpu(state + e * tpe + t + lane) : 2u;
               ready = __ballot_sync(0xFFFFFFFFu, sv_ == 2u);
               fresh = true;
             }
@@ -453,38 +500,52 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
                 __threadfence();  // the other lanes' acquires (ordered by the warp barrier) before the loads
                 fence_proxy_async_global();
               }
-              issue_tile(t);
+              issue_tile(row_base, t, g + t);
             }
             __syncwarp();
           }
+          g += w.n_tiles;
+          if constexpr (!kPersist) break;
+          // The next item, taken only now (all of this one's loads issued): taken earlier, a long item
+          // would wait behind this one while another CTA idles (measured -7% at S16384 causal).
+          if (lane == 0) nxt = static_cast<int>(gridDim.x) + static_cast<int>(atomicAdd(state + p.n_units + 1, 1u));
+          item = __shfl_sync(0xFFFFFFFFu, nxt, 0);
         }
         if (lane == 0) atomicExch(done_flag, 1);
       } else {  // warps 1-3: units the TMA thread waits for, this CTA's own unit, up to quota units ahead
         const int wtid = tid - 32;
-        const int group = p.heads_q / p.heads_kv;
-        const int own_t = (h % group) * static_cast<int>(gridDim.x) + qb;
+        const Work w0 = item_work(first_item);
+        const int own_t = (w0.h % group) * nqb + w0.qb, own_e = w0.b * p.heads_kv + w0.hk;
         int converted = 0;
-        bool own_tried = false;
+        bool own_tried = false, exhausted = false;
         for (;;) {
           if (wtid == 0) {
             int u = -1;
-            const int need = atomicExch(need_slot, -1);  // posted again while the TMA thread finds it untouched
-            if (need >= 0) {
-              if (atomicCAS(state + need, 0u, 1u) == 0u) u = need;
-            } else if (!own_tried) {
-              own_tried = true;
-              if (own_t < tpe && atomicCAS(state + e * tpe + own_t, 0u, 1u) == 0u) u = e * tpe + own_t;
-            } else if (converted < p.quota) {
-              const int v = static_cast<int>(atomicAdd(state + p.n_units, 1u));
-              if (v >= p.n_units) converted = p.quota;
-              else if (atomicCAS(state + v, 0u, 1u) == 0u) {
-                u = v;
-                ++converted;
+            // kLean: this thread alone polls until there is something to do, sleeping longer while
+            // idle (else all three warps meet at two barriers per round; PERFORMANCE.md, eighth session).
+            for (uint32_t nap = 256;; nap = min(2 * nap, 2048u)) {
+              // kPersist: quota units per item this CTA has taken, so conversion keeps about a wave ahead.
+              const int allowed = kPersist ? p.quota * *items_taken : p.quota;
+              const int need = atomicExch(need_slot, -1);  // posted again while the TMA thread finds it untouched
+              if (need >= 0) {
+                if (atomicCAS(state + need, 0u, 1u) == 0u) u = need;
+              } else if (!own_tried) {
+                own_tried = true;
+                if (own_t < tpe && atomicCAS(state + own_e * tpe + own_t, 0u, 1u) == 0u) u = own_e * tpe + own_t;
+              } else if (!exhausted && converted < allowed) {
+                const int v = static_cast<int>(atomicAdd(state + p.n_units, 1u));
+                if (v >= p.n_units) exhausted = true;
+                else if (atomicCAS(state + v, 0u, 1u) == 0u) {
+                  u = v;
+                  ++converted;
+                }
+              } else if (atomicAdd(done_flag, 0) != 0) {
+                u = -2;
+              } else {
+                __nanosleep(kLean ? nap : 1000u);
+                if (kLean) continue;
               }
-            } else if (atomicAdd(done_flag, 0) != 0) {
-              u = -2;
-            } else {
-              __nanosleep(1000);
+              if (!kLean || u != -1) break;
             }
             *conv_slot = u;
           }
@@ -504,192 +565,245 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 
   ptx::setmaxnreg_inc<kMathRegs>();
   const int cw = wg - 1, ctid = tid - 128 * (wg);
-  // This warpgroup's 64 query rows, dequantized into rows [64 cw, 64 cw + 64) of the Q tile.
-  {
-    RawTile<D, 64, 128> rq;
-    rq.load(p.q, sq_seq, q0 + 64 * cw, ctid);
-    store_rows_along_d<D, 64, 128>(sq, 64 * cw, rq, p.q_scales, p, sq_seq, q0 + 64 * cw, ctid);
-    ptx::fence_proxy_async_shared();
-    ptx::named_barrier_sync(1 + cw, 128);
-  }
-
-  // This thread's two rows of the warpgroup's 64 (r and r + 8 of the accumulator layout).
-  const int row0 = q0 + cw * 64 + warp * 16 + (lane >> 2);
-  float o_acc[kPanels][32];
-#pragma unroll
-  for (int pn = 0; pn < kPanels; ++pn)
-#pragma unroll
-    for (int i = 0; i < 32; ++i) o_acc[pn][i] = 0.0f;
-  float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f};
   const uint32_t q_addr = ptx::smem_addr(sq) + static_cast<uint32_t>(cw * 64 * 128);
-
-  // Software pipeline (per warpgroup): while the tensor cores run O += P_t V_t, the CUDA cores run the
-  // softmax of tile t+1, whose S product was issued just before it.
-  float s[64];
-  uint32_t pf[8][4];
-  auto issue_s = [&](int t) {  // S = Q K_t^T for 64 rows x 128 keys, into s
-    const int st = t % kSt;
-    ptx::mbar_wait(full_k(st), (t / kSt) & 1);
-    const uint32_t k_addr = ptx::smem_addr(sk(st));
-    ptx::wgmma_fence();
-#pragma unroll
-    for (int ks = 0; ks < D / 16; ++ks) {
-      const uint32_t off = static_cast<uint32_t>((ks >> 2) * kPanelBytes + (ks & 3) * 32);
-      ptx::wgmma_bf16_ss<128, 0>(s, ptx::smem_desc_sw128(q_addr + off), ptx::smem_desc_sw128(k_addr + off), ks > 0);
-    }
-    ptx::wgmma_commit();
-  };
-  // Online softmax of tile t in s (log2 domain; masked and out-of-range keys -> -inf): leaves
-  // P * p_scale = exp2(S * scale * log2(e) - m + log2(p_scale)) in s (one FFMA and one SFU op per
-  // element), updates the running max and the running sum of P * p_scale, returns O's rescale factor.
   const float c = p.scale_log2;
-  auto softmax = [&](int t, float (&corr)[2]) {
-    const int kv0 = t * kTileKV;
-    const bool need_mask = kv0 + kTileKV > lk || (p.mask != kMaskNone && kv0 + kTileKV - 1 > q0 + cw * 64 + shift);
-    if (need_mask) {
-#pragma unroll
-      for (int i = 0; i < 64; ++i) {
-        const int col = kv0 + 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);
-        const int row = row0 + 8 * ((i >> 1) & 1);
-        const bool vis = col < lk && (p.mask == kMaskNone || col <= row + shift);
-        s[i] = vis ? s[i] : -INFINITY;
-      }
-    }
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      float mx = -INFINITY;
-#pragma unroll
-      for (int j = 0; j < 16; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
-      mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 1));
-      mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 2));
-      const float m_new = fmaxf(m_run[r], mx * c);  // c > 0: the max commutes with the scaling
-      const float m_use = m_new == -INFINITY ? 0.0f : m_new;  // a row with nothing visible yet
-      corr[r] = attn::ex2_ftz(m_run[r] - m_use);
-      m_run[r] = m_new;
-      const float bias = p.log2_p_scale - m_use;
-      float sum = 0.0f;
-#pragma unroll
-      for (int j = 0; j < 16; ++j) {
-        const float a = attn::ex2_ftz(fmaf(s[4 * j + 2 * r], c, bias)), e = attn::ex2_ftz(fmaf(s[4 * j + 2 * r + 1], c, bias));
-        s[4 * j + 2 * r] = a;
-        s[4 * j + 2 * r + 1] = e;
-        sum += a + e;
-      }
-      l_run[r] = l_run[r] * corr[r] + sum;  // per-thread partial; the quad is summed at the end
-    }
-  };
-  // Pq = fp8(P * p_scale) as the A fragments of the 8 k16 steps of P V (E4M3 -> f16 -> bf16 by a
-  // shift and one exact bf16x2 multiply; a NaN P comes out finite, but a pair is two columns of one
-  // row and that row's sum l is NaN, so the
-  // O and LSE are NaN as with the exact form: attention_common.cuh).
-  auto pack_p = [&] {
-#pragma unroll
-    for (int kk = 0; kk < 8; ++kk)
-#pragma unroll
-      for (int r = 0; r < 4; ++r) pf[kk][r] = attn::p_e4m3_bf16x2(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
-  };
-
-  if (n_tiles > 0) {
-    float corr[2];
-    issue_s(0);
-    ptx::wgmma_wait<0>();
-    ptx::fence_acc(s);
-    ptx::mbar_arrive(empty_k(0));
-    softmax(0, corr);  // O is still zero: nothing to rescale
-    pack_p();
-  }
-  // One pipeline step on tile t; kNext: tile t+1 exists (a compile-time flag, so ptxas sees one
-  // fixed wgmma group structure per loop body and keeps the wgmma asynchronous).
-  auto step = [&](int t, auto next_tag) {
-    constexpr bool kNext = decltype(next_tag)::value;
-    const int st = t % kSt;
-    if constexpr (kPingPong) ptx::named_barrier_sync(3 + cw, 256);  // this warpgroup's turn
-    if constexpr (kNext) issue_s(t + 1);
-    // O += Pq V_t, V [keys, d] N-major in 64-wide d panels.
-    ptx::mbar_wait(full_v(st), (t / kSt) & 1);
-    const uint32_t v_addr = ptx::smem_addr(sv(st));
-    ptx::wgmma_fence();
-    if constexpr (D == 128) {
-      // One m64n128k16 per k step over both 64-wide d panels (the accumulator's columns 0..63 are
-      // o_acc[0], 64..127 o_acc[1], the same registers as the two n64 products).
-#pragma unroll
-      for (int kk = 0; kk < 8; ++kk)
-        ptx::wgmma_bf16_rs<128, 1>(*reinterpret_cast<float(*)[64]>(&o_acc[0][0]), pf[kk],
-                                   desc_nmajor128(v_addr + static_cast<uint32_t>(kk * 2048)), 1);
+  int g = 0, it = 0;
+  // The next item from the ring (kPersist; -1: none left), else this CTA's one item.
+  auto take_item = [&]() -> int {
+    if constexpr (kPersist) {
+      const int slot = it & 1;
+      ptx::mbar_wait(item_full + slot, (it >> 1) & 1);
+      const int v = item_slot[slot];
+      ptx::mbar_arrive(item_empty + slot);
+      ++it;
+      return v;
     } else {
-#pragma unroll
-      for (int kk = 0; kk < 8; ++kk)
-#pragma unroll
-        for (int pn = 0; pn < kPanels; ++pn)
-          ptx::wgmma_bf16_rs<64, 1>(o_acc[pn], pf[kk],
-                                    ptx::smem_desc_sw128(v_addr + static_cast<uint32_t>(pn * kPanelBytes + kk * 2048)),
-                                    1);
-    }
-    ptx::wgmma_commit();
-    // The other warpgroup's turn; warpgroup 1 gives no turn after its last step, so every arrival
-    // is matched by a sync (warpgroup 0 syncs n times on barrier 3: one initial arrival + n - 1).
-    if constexpr (kPingPong)
-      if (cw == 0 || kNext) ptx::named_barrier_arrive(3 + (cw ^ 1), 256);
-    float corr[2] = {1.0f, 1.0f};
-    if constexpr (kNext) {  // S of tile t+1 is done (commit groups retire in order): its softmax overlaps P V
-      ptx::wgmma_wait<1>();
-      ptx::fence_acc(s);
-      ptx::mbar_arrive(empty_k((t + 1) % kSt));
-      softmax(t + 1, corr);
-    }
-    ptx::wgmma_wait<0>();
-#pragma unroll
-    for (int pn = 0; pn < kPanels; ++pn) ptx::fence_acc(o_acc[pn]);
-#pragma unroll
-    for (int kk = 0; kk < 8; ++kk) ptx::fence_regs(pf[kk]);
-    ptx::mbar_arrive(empty_v(st));
-    if constexpr (kNext) {
-#pragma unroll
-      for (int pn = 0; pn < kPanels; ++pn)
-#pragma unroll
-        for (int i = 0; i < 32; ++i) o_acc[pn][i] *= corr[(i >> 1) & 1];
-      pack_p();
+      return first_item;
     }
   };
-  if constexpr (kPingPong)
-    if (cw == 1 && n_tiles > 0) ptx::named_barrier_arrive(3, 256);  // warpgroup 0 goes first
-  for (int t = 0; t + 1 < n_tiles; ++t) step(t, std::true_type{});
-  if (n_tiles > 0) step(n_tiles - 1, std::false_type{});
-
-  // Epilogue: l sums P * p_scale, so O = acc / l in bf16 and LSE = ln(sum exp(S)) =
-  // (m + log2 l - log2 p_scale) ln 2.
-  // O through this warpgroup's own rows of the Q tile (only its S products read them, and the last
-  // one has completed), in the same swizzled panel layout (conflict-free 4-byte stores), then
-  // 16-byte stores of whole 128- or 256-byte rows to global memory.
+  // This warpgroup's 64 raw query rows and their chunks' scales.
+  RawTile<D, 64, 128> rq;
+  float qsc[RawTile<D, 64, 128>::kChunks];
+  auto load_q = [&](const Work& w) {
+    const int s0 = w.q0 + 64 * cw;
+    rq.load(p.q, w.sq_seq, s0, ctid);
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    float l = l_run[r];
-    l += __shfl_xor_sync(0xFFFFFFFFu, l, 1);
-    l += __shfl_xor_sync(0xFFFFFFFFu, l, 2);
-    const int row = row0 + 8 * r;
-    const float inv = l == 0.0f ? 0.0f : 1.0f / l;
-    const uint32_t trow = static_cast<uint32_t>(cw * 64 + warp * 16 + (lane >> 2) + 8 * r);
+    for (int i = 0; i < RawTile<D, 64, 128>::kChunks; ++i) {
+      const int idx = ctid + 128 * i, r = idx / (D / 16), col = idx % (D / 16);
+      const int pos = s0 + r;
+      qsc[i] = pos < w.sq_seq.len ? dev::ue8m0_to_f32(__ldg(p.q_scales + attn::along_d_scale_offset(
+                                                          p.swizzled, w.sq_seq.row(pos), col >> 1, p.d_scale_ld)))
+                                  : 0.0f;
+    }
+  };
+  int item = take_item();
+  Work w = item_work(item < 0 ? 0 : item);
+  while (item >= 0) {
+    if (kPersist && w.q0 >= w.lq) {  // an empty query block of a varlen batch
+      item = take_item();
+      if (item >= 0) w = item_work(item);
+      continue;
+    }
+    const int q0 = w.q0, lq = w.lq, lk = w.lk, shift = w.shift, n_tiles = w.n_tiles;
+    // This warpgroup's 64 query rows, dequantized into rows [64 cw, 64 cw + 64) of the Q tile (rows
+    // past the sequence as zeros).
+    {
+      load_q(w);
+      constexpr int kCPR = D / 16;
+#pragma unroll
+      for (int i = 0; i < RawTile<D, 64, 128>::kChunks; ++i) {
+        const int idx = ctid + 128 * i, r = idx / kCPR, col = idx % kCPR;
+        uint4 lo = make_uint4(0u, 0u, 0u, 0u), hi = lo;
+        if (q0 + 64 * cw + r < w.sq_seq.len) dequant16<true>(rq.c[i], &qsc[i], lo, hi);
+        store_chunk_pair(sq, 64 * cw + r, col, lo, hi);
+      }
+      ptx::fence_proxy_async_shared();
+      ptx::named_barrier_sync(1 + cw, 128);
+    }
+
+    // This thread's two rows of the warpgroup's 64 (r and r + 8 of the accumulator layout).
+    const int row0 = q0 + cw * 64 + warp * 16 + (lane >> 2);
+    float o_acc[kPanels][32];
 #pragma unroll
     for (int pn = 0; pn < kPanels; ++pn)
 #pragma unroll
-      for (int j = 0; j < 8; ++j)
-        *reinterpret_cast<uint32_t*>(sq + pn * kPanelBytes + ptx::sw128_offset(trow, j) + 4 * (lane & 3)) =
-            dev::f32x2_to_bf16x2(o_acc[pn][4 * j + 2 * r] * inv, o_acc[pn][4 * j + 2 * r + 1] * inv);
-    if ((lane & 3) == 0 && row < lq)
-      p.lse[(static_cast<int64_t>(b) * p.heads_q + h) * p.seqlen_q + row] =
-          l == 0.0f ? -INFINITY : (m_run[r] + log2f(l) - p.log2_p_scale) * kLn2;
-  }
-  ptx::named_barrier_sync(1 + cw, 128);
-  constexpr int kCPR = D / 8;  // 16-byte chunks of a bf16 row
+      for (int i = 0; i < 32; ++i) o_acc[pn][i] = 0.0f;
+    float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f};
+
+    // Software pipeline (per warpgroup): while the tensor cores run O += P_t V_t, the CUDA cores run the
+    // softmax of tile t+1, whose S product was issued just before it. Stages and phases follow the
+    // CTA's running tile count g + t.
+    float s[64];
+    uint32_t pf[8][4];
+    auto issue_s = [&](int t) {  // S = Q K_t^T for 64 rows x 128 keys, into s
+      const int st = (g + t) % kSt;
+      ptx::mbar_wait(full_k(st), ((g + t) / kSt) & 1);
+      const uint32_t k_addr = ptx::smem_addr(sk(st));
+      ptx::wgmma_fence();
 #pragma unroll
-  for (int i = 0; i < 64 * kCPR / 128; ++i) {
-    const int idx = ctid + 128 * i, r = idx / kCPR, cc = idx % kCPR;
-    const int row = q0 + cw * 64 + r;
-    if (row < lq) {
-      const uint4 v = *reinterpret_cast<const uint4*>(sq + (cc >> 3) * kPanelBytes +
-                                                      ptx::sw128_offset(static_cast<uint32_t>(cw * 64 + r), cc & 7));
-      *reinterpret_cast<uint4*>(p.o + sq_seq.row(row) * D + cc * 8) = v;
+      for (int ks = 0; ks < D / 16; ++ks) {
+        const uint32_t off = static_cast<uint32_t>((ks >> 2) * kPanelBytes + (ks & 3) * 32);
+        ptx::wgmma_bf16_ss<128, 0>(s, ptx::smem_desc_sw128(q_addr + off), ptx::smem_desc_sw128(k_addr + off), ks > 0);
+      }
+      ptx::wgmma_commit();
+    };
+    // Online softmax of tile t in s (log2 domain; masked and out-of-range keys -> -inf): leaves
+    // P * p_scale = exp2(S * scale * log2(e) - m + log2(p_scale)) in s (one FFMA and one SFU op per
+    // element), updates the running max and the running sum of P * p_scale, returns O's rescale factor.
+    auto softmax = [&](int t, float (&corr)[2]) {
+      const int kv0 = t * kTileKV;
+      const bool need_mask = kv0 + kTileKV > lk || (p.mask != kMaskNone && kv0 + kTileKV - 1 > q0 + cw * 64 + shift);
+      if (need_mask) {
+#pragma unroll
+        for (int i = 0; i < 64; ++i) {
+          const int col = kv0 + 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);
+          const int row = row0 + 8 * ((i >> 1) & 1);
+          const bool vis = col < lk && (p.mask == kMaskNone || col <= row + shift);
+          s[i] = vis ? s[i] : -INFINITY;
+        }
+      }
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        float mx = -INFINITY;
+#pragma unroll
+        for (int j = 0; j < 16; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
+        mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 2));
+        const float m_new = fmaxf(m_run[r], mx * c);  // c > 0: the max commutes with the scaling
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;  // a row with nothing visible yet
+        corr[r] = attn::ex2_ftz(m_run[r] - m_use);
+        m_run[r] = m_new;
+        const float bias = p.log2_p_scale - m_use;
+        float sum = 0.0f;
+#pragma unroll
+        for (int j = 0; j < 16; ++j) {
+          const float a = attn::ex2_ftz(fmaf(s[4 * j + 2 * r], c, bias));
+          const float e = attn::ex2_ftz(fmaf(s[4 * j + 2 * r + 1], c, bias));
+          s[4 * j + 2 * r] = a;
+          s[4 * j + 2 * r + 1] = e;
+          sum += a + e;
+        }
+        l_run[r] = l_run[r] * corr[r] + sum;  // per-thread partial; the quad is summed at the end
+      }
+    };
+    // Pq = fp8(P * p_scale) as the A fragments of the 8 k16 steps of P V (E4M3 -> f16 -> bf16 by a
+    // shift and one exact bf16x2 multiply; a NaN P comes out finite, but a pair is two columns of one
+    // row and that row's sum l is NaN, so the
+    // O and LSE are NaN as with the exact form: attention_common.cuh).
+    auto pack_p = [&] {
+#pragma unroll
+      for (int kk = 0; kk < 8; ++kk)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) pf[kk][r] = attn::p_e4m3_bf16x2(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
+    };
+
+    if (n_tiles > 0) {
+      float corr[2];
+      issue_s(0);
+      ptx::wgmma_wait<0>();
+      ptx::fence_acc(s);
+      ptx::mbar_arrive(empty_k(g % kSt));
+      softmax(0, corr);  // O is still zero: nothing to rescale
+      pack_p();
     }
+    // One pipeline step on tile t; kNext: tile t+1 exists (a compile-time flag, so ptxas sees one
+    // fixed wgmma group structure per loop body and keeps the wgmma asynchronous).
+    auto step = [&](int t, auto next_tag) {
+      constexpr bool kNext = decltype(next_tag)::value;
+      const int st = (g + t) % kSt;
+      if constexpr (kPingPong) ptx::named_barrier_sync(3 + cw, 256);  // this warpgroup's turn
+      if constexpr (kNext) issue_s(t + 1);
+      // O += Pq V_t, V [keys, d] N-major in 64-wide d panels.
+      ptx::mbar_wait(full_v(st), ((g + t) / kSt) & 1);
+      const uint32_t v_addr = ptx::smem_addr(sv(st));
+      ptx::wgmma_fence();
+      if constexpr (D == 128) {
+        // One m64n128k16 per k step over both 64-wide d panels (the accumulator's columns 0..63 are
+        // o_acc[0], 64..127 o_acc[1], the same registers as the two n64 products).
+#pragma unroll
+        for (int kk = 0; kk < 8; ++kk)
+          ptx::wgmma_bf16_rs<128, 1>(*reinterpret_cast<float(*)[64]>(&o_acc[0][0]), pf[kk],
+                                     desc_nmajor128(v_addr + static_cast<uint32_t>(kk * 2048)), 1);
+      } else {
+#pragma unroll
+        for (int kk = 0; kk < 8; ++kk)
+#pragma unroll
+          for (int pn = 0; pn < kPanels; ++pn)
+            ptx::wgmma_bf16_rs<64, 1>(
+                o_acc[pn], pf[kk],
+                ptx::smem_desc_sw128(v_addr + static_cast<uint32_t>(pn * kPanelBytes + kk * 2048)), 1);
+      }
+      ptx::wgmma_commit();
+      // The other warpgroup's turn; warpgroup 1 gives no turn after its last step, so every arrival
+      // is matched by a sync (warpgroup 0 syncs n times on barrier 3: one initial arrival + n - 1).
+      if constexpr (kPingPong)
+        if (cw == 0 || kNext) ptx::named_barrier_arrive(3 + (cw ^ 1), 256);
+      float corr[2] = {1.0f, 1.0f};
+      if constexpr (kNext) {  // S of tile t+1 is done (commit groups retire in order): its softmax overlaps P V
+        ptx::wgmma_wait<1>();
+        ptx::fence_acc(s);
+        ptx::mbar_arrive(empty_k((g + t + 1) % kSt));
+        softmax(t + 1, corr);
+      }
+      ptx::wgmma_wait<0>();
+#pragma unroll
+      for (int pn = 0; pn < kPanels; ++pn) ptx::fence_acc(o_acc[pn]);
+#pragma unroll
+      for (int kk = 0; kk < 8; ++kk) ptx::fence_regs(pf[kk]);
+      ptx::mbar_arrive(empty_v(st));
+      if constexpr (kNext) {
+#pragma unroll
+        for (int pn = 0; pn < kPanels; ++pn)
+#pragma unroll
+          for (int i = 0; i < 32; ++i) o_acc[pn][i] *= corr[(i >> 1) & 1];
+        pack_p();
+      }
+    };
+    if constexpr (kPingPong)
+      if (cw == 1 && n_tiles > 0) ptx::named_barrier_arrive(3, 256);  // warpgroup 0 goes first
+    for (int t = 0; t + 1 < n_tiles; ++t) step(t, std::true_type{});
+    if (n_tiles > 0) step(n_tiles - 1, std::false_type{});
+    g += n_tiles;
+
+    // Epilogue: l sums P * p_scale, so O = acc / l in bf16 and LSE = ln(sum exp(S)) =
+    // (m + log2 l - log2 p_scale) ln 2.
+    // O through this warpgroup's own rows of the Q tile (only its S products read them, and the last
+    // one has completed), in the same swizzled panel layout (conflict-free 4-byte stores), then
+    // 16-byte stores of whole 128- or 256-byte rows to global memory.
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float l = l_run[r];
+      l += __shfl_xor_sync(0xFFFFFFFFu, l, 1);
+      l += __shfl_xor_sync(0xFFFFFFFFu, l, 2);
+      const int row = row0 + 8 * r;
+      const float inv = l == 0.0f ? 0.0f : 1.0f / l;
+      const uint32_t trow = static_cast<uint32_t>(cw * 64 + warp * 16 + (lane >> 2) + 8 * r);
+#pragma unroll
+      for (int pn = 0; pn < kPanels; ++pn)
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+          *reinterpret_cast<uint32_t*>(sq + pn * kPanelBytes + ptx::sw128_offset(trow, j) + 4 * (lane & 3)) =
+              dev::f32x2_to_bf16x2(o_acc[pn][4 * j + 2 * r] * inv, o_acc[pn][4 * j + 2 * r + 1] * inv);
+      if ((lane & 3) == 0 && row < lq)
+        p.lse[(static_cast<int64_t>(w.b) * p.heads_q + w.h) * p.seqlen_q + row] =
+            l == 0.0f ? -INFINITY : (m_run[r] + log2f(l) - p.log2_p_scale) * kLn2;
+    }
+    ptx::named_barrier_sync(1 + cw, 128);
+    constexpr int kCPR = D / 8;  // 16-byte chunks of a bf16 row
+#pragma unroll
+    for (int i = 0; i < 64 * kCPR / 128; ++i) {
+      const int idx = ctid + 128 * i, r = idx / kCPR, cc = idx % kCPR;
+      const int row = q0 + cw * 64 + r;
+      if (row < lq) {
+        const uint4 v = *reinterpret_cast<const uint4*>(sq + (cc >> 3) * kPanelBytes +
+                                                        ptx::sw128_offset(static_cast<uint32_t>(cw * 64 + r), cc & 7));
+        *reinterpret_cast<uint4*>(p.o + w.sq_seq.row(row) * D + cc * 8) = v;
+      }
+    }
+    if constexpr (!kPersist) break;
+    ptx::named_barrier_sync(1 + cw, 128);  // the rows are read before the next item's Q overwrites them
+    item = take_item();
+    if (item >= 0) w = item_work(item);
   }
 #endif
 }
@@ -723,5 +837,5 @@ extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
 }
 extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
     mxq_attn_fwd_sm90_d128_inl(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232>(p);
+  mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, true, true>(p);
 }

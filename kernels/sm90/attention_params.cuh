@@ -38,10 +38,11 @@ struct alignas(64) AttnFwdSm90Params {
   float p_scale;             // P is quantized as fp8(P * p_scale) / p_scale
   float log2_p_scale;        // log2(p_scale): P * p_scale is computed as exp2(x + log2(p_scale))
   // In-kernel conversion (the _inl kernels): a state word per unit (128 keys of K and V of one
-  // entry; unit = entry * kv_pad / 128 + tile) and after them a counter, in the workspace.
+  // entry; unit = entry * kv_pad / 128 + tile) and after them two counters (units taken ahead, and
+  // the persistent kernel's work items), in the workspace.
   uint32_t* tile_state;
   int32_t n_units;           // B * Hkv * kv_pad / 128
-  int32_t quota;             // units each CTA's converter warps take from the counter at most
+  int32_t quota;             // units each CTA's converter warps take from the counter at most (per item taken)
 };
 
 // Geometry shared with the launcher: a CTA owns 128 query rows of one (batch, head): a producer
@@ -64,7 +65,7 @@ constexpr int64_t attn_sm90_smem_bytes_inl(int64_t d) {
 constexpr int64_t attn_sm90_kv_pad(int64_t seqlen_kv) { return (seqlen_kv + 127) / 128 * 128; }
 constexpr int64_t attn_sm90_workspace_bytes(int64_t batch, int64_t heads_kv, int64_t seqlen_kv, int64_t d) {
   return 256 + 2 * batch * heads_kv * attn_sm90_kv_pad(seqlen_kv) * d * 2 +
-         4 * (batch * heads_kv * attn_sm90_kv_pad(seqlen_kv) / 128 + 1);
+         4 * (batch * heads_kv * attn_sm90_kv_pad(seqlen_kv) / 128 + 2);
 }
 
 }  // namespace mxq

@@ -34,6 +34,9 @@ std::string attn_fwd_supports(const AttentionDesc& d, const DeviceInfo& dev) {
   const int64_t kv_rows = d.batch * d.heads_kv * attn_sm90_kv_pad(d.seqlen_kv);
   if (kv_rows >= (int64_t(1) << 31))
     return fmt::format("B x Hkv x padded Skv = {} rows exceed the TMA coordinate range (2^31)", kv_rows);
+  const int64_t items = (d.seqlen_q + kAttnSm90TileQ - 1) / kAttnSm90TileQ * d.heads_q * d.batch;
+  if (items >= (int64_t(1) << 31))
+    return fmt::format("{} blocks of 128 queries (B x Hq x ceil(Sq/128)) exceed the kernel's 2^31 - 1", items);
   const int64_t smem = attn_sm90_smem_bytes_inl(d.head_dim);
   if (smem > dev.smem_optin)
     return fmt::format("needs {} bytes of shared memory per block, the device allows {}", smem, dev.smem_optin);
@@ -45,11 +48,13 @@ class AttnFwdSm90 final : public OpImpl {
   AttnFwdSm90(const AttentionDesc& d, Device& dev) : d_(d), dev_(dev) {
     // MXQ_ATTN_SM90_PINGPONG=0 selects the variant whose math warpgroups do not take turns
     // (docs/ENVIRONMENT.md; for measurements; after the prepass at both head dims). Otherwise D = 128
-    // converts K and V inside the main kernel (mxq_attn_zero_sm90 clears the units' state words) and
-    // D = 64 runs the prepass: PERFORMANCE.md "Attention forward", seventh session.
+    // converts K and V inside the main kernel (mxq_attn_zero_sm90 clears the units' state words and
+    // the item counter), persistent: one CTA per SM, and D = 64 runs the prepass: PERFORMANCE.md
+    // "Attention forward", seventh and eighth sessions.
     const char* pp = std::getenv("MXQ_ATTN_SM90_PINGPONG");
     const bool nopp = pp && pp[0] == '0';
     inline_ = !nopp && d.head_dim == 128;
+    persist_ = inline_;
     kname_ = fmt::format("mxq_attn_fwd_sm90_d{}{}", d.head_dim, nopp ? "_nopp" : inline_ ? "_inl" : "");
     prep_name_ = inline_ ? std::string("mxq_attn_zero_sm90") : fmt::format("mxq_attn_prep_sm90_d{}", d.head_dim);
     fn_ = dev.kernel(kname_.c_str());
@@ -136,7 +141,7 @@ class AttnFwdSm90 final : public OpImpl {
     void* params[] = {&p};
     if (inline_) {
       Dim3 g, b;
-      g.x = static_cast<unsigned>(std::min<int64_t>(layout::ceil_div(int64_t(p.n_units) + 1, 256), 1024));
+      g.x = static_cast<unsigned>(std::min<int64_t>(layout::ceil_div(int64_t(p.n_units) + 2, 256), 1024));
       b.x = 256;
       dev_.launch(prep_, g, b, 0, stream, params, prep_name_.c_str());
     } else {
@@ -148,9 +153,13 @@ class AttnFwdSm90 final : public OpImpl {
       dev_.launch(prep_, g, b, 0, stream, params, prep_name_.c_str());
     }
     Dim3 g, b;
-    g.x = static_cast<unsigned>(layout::ceil_div(d_.seqlen_q, kAttnSm90TileQ));
-    g.y = static_cast<unsigned>(d_.heads_q);
-    g.z = static_cast<unsigned>(d_.batch);
+    if (persist_) {  // one CTA per SM walks the items (at most one per item)
+      g.x = static_cast<unsigned>(std::min<int64_t>(ctas, dev_.sm_count()));
+    } else {
+      g.x = static_cast<unsigned>(layout::ceil_div(d_.seqlen_q, kAttnSm90TileQ));
+      g.y = static_cast<unsigned>(d_.heads_q);
+      g.z = static_cast<unsigned>(d_.batch);
+    }
     b.x = kAttnSm90Threads;
     // A programmatic dependent launch: its blocks start (barrier setup, Q dequantized) while the
     // prepass finishes; the producer's griddepcontrol.wait orders its first workspace read.
@@ -172,7 +181,7 @@ class AttnFwdSm90 final : public OpImpl {
   Device& dev_;
   CUfunction fn_ = nullptr, prep_ = nullptr;
   std::string kname_, prep_name_;
-  bool inline_ = false;
+  bool inline_ = false, persist_ = false;
   AttnFwdSm90Params base_{};
 };
 
@@ -185,8 +194,8 @@ void register_attention_fwd_kernels(Registry& r) {
   e.in_dtypes = {MXQ_DTYPE_E4M3};
   e.out_dtypes = {MXQ_DTYPE_BF16};
   e.variant = "K/V dequantized to bf16 in the workspace (D=128: by the kernel's producer warps, units claimed "
-              "through state words; D=64: a prepass); 128 queries x 128-key tiles, TMA producer + two math "
-              "warpgroups, online softmax";
+              "through state words, one persistent CTA per SM; D=64: a prepass); 128 queries x 128-key tiles, "
+              "TMA producer + two math warpgroups, online softmax";
   e.priority = 0;
   e.supports = attn_fwd_supports;
   e.make = [](const AttentionDesc& d, Device& dev) -> std::unique_ptr<OpImpl> {
