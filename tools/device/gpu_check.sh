@@ -40,6 +40,10 @@ if [[ $part != 1 ]]; then
   stage sanitizer 240 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
     "$MXQ_BUILD_DIR/tests/mxq_gpu_tests" \
     "[dequantize]~[large],[swizzle],[backend]~[graph],[quantize][groups],[quantize][swiglu],[attention],*edge group sizes*,*exact branch*"
+  # Shared-memory hazards of the attention forward (its producer, converter and math warps share
+  # flags and stages without block barriers).
+  stage racecheck 240 compute-sanitizer --tool racecheck --error-exitcode 9 \
+    "$MXQ_BUILD_DIR/tests/mxq_gpu_tests" "[attention]~[bwd]"
   stage run_sh 300 ./run.sh
 fi
 printf '%s\n' "${summary[@]}"
