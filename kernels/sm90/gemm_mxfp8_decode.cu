@@ -207,6 +207,217 @@ __device__ __forceinline__ void cursor_tile(LoadCursor& c, const GemmSm90Params&
   }
 }
 
+// Moves the cursor one unit on (to the next tile's first K stage after the last).
+template <int T>
+__device__ __forceinline__ void cursor_advance(LoadCursor& c, const GemmSm90Params& p, const Space& sp, int lane) {
+  --c.left;
+  if (++c.kt == c.U) {
+    c.kt = 0;
+    ++c.t;
+    if (c.left > 0) cursor_tile<T>(c, p, sp, lane);
+  }
+}
+
+// The cursor's unit into the stage at `st` with mbarrier `full` (the whole issuing warp; lane 0 issues
+// the TMA loads; the scales by 4-byte cp.async, or byte loads waited for here).
+template <int T>
+__device__ __forceinline__ void issue_stage(const GemmSm90DecodeParams& dp, const LoadCursor& lc, uint8_t* st,
+                                            uint64_t* full, int lane, int kc, bool swz, uint64_t b_policy) {
+  constexpr int kABoxOff = kBN * 128;  // A's T x 128-byte box follows B's 128 x 128-byte box
+  constexpr int kScaleOff = static_cast<int>(gemm_sm90_decode_stage_data(T));
+  constexpr uint32_t kTx = static_cast<uint32_t>(gemm_sm90_decode_stage_data(T));
+  const GemmSm90Params& p = dp.g;
+  const int kt = lc.kt;
+  const int32_t kx = kt * kBK;
+  if (lane == 0) {
+    ptx::mbar_arrive_expect_tx(full, kTx);
+    ptx::tma_load_2d_hint(ptx::smem_addr(st), dp.tmap_b, kx, lc.brow, full, b_policy);
+    ptx::tma_load_2d(ptx::smem_addr(st + kABoxOff), dp.tmap_a, kx, lc.tok0, full);
+  }
+  uint8_t* sc = st + kScaleOff;
+  const uint32_t sc_addr = ptx::smem_addr(sc);
+  if (dp.scale_words) {
+    if (swz) {
+      // B: the 512-byte tile of rows n0 .. n0 + 127 (padding rows included: inside the tensor), blocks
+      // 4kt .. 4kt + 3; A: each token's word (rows inside the group's padded 128-row tiles: T | 128).
+      const uint8_t* src = lc.bsc + static_cast<int64_t>(kt) * layout::kTileBytes;
+#pragma unroll
+      for (int i = 0; i < 4; ++i) ptx::cp_async_4_zfill(sc_addr + 4 * (lane + 32 * i), src + 4 * (lane + 32 * i), true);
+      if (lane < T)
+        ptx::cp_async_4_zfill(sc_addr + 512 + 4 * lane,
+                              p.a_scales + lc.asc + static_cast<int64_t>(kt) * layout::kTileBytes, true);
+    } else {
+      // LINEAR rows whose 4-block words are aligned (4 | ceil(K/32)): gathered into the tile layout.
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int r = lane + 32 * i;
+        const bool ok = r < lc.n_valid;
+        ptx::cp_async_4_zfill(sc_addr + swz_row_word(r), ok ? lc.bsc + (lc.n0 + r) * p.scale_ld + 4 * kt : p.b_scales,
+                              ok);
+      }
+      if (lane < T) {
+        const bool ok = lane < lc.tok_valid;
+        ptx::cp_async_4_zfill(sc_addr + 512 + 4 * lane,
+                              ok ? p.a_scales + (static_cast<int64_t>(lc.tok0) + lane) * p.scale_ld + 4 * kt
+                                 : p.a_scales,
+                              ok);
+      }
+    }
+    ptx::cp_async_mbar_arrive_noinc(ptx::smem_addr(full));
+  } else {
+    // LINEAR rows of ceil(K/32) % 4 != 0 blocks (or unaligned scale pointers): byte loads, waited for here.
+    auto word = [&](const uint8_t* row) {
+      uint32_t w = 0;
+#pragma unroll
+      for (int c = 0; c < 4; ++c)
+        if (4 * kt + c < kc) w |= static_cast<uint32_t>(__ldg(row + 4 * kt + c)) << (8 * c);
+      return w;
+    };
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int r = lane + 32 * i;
+      *reinterpret_cast<uint32_t*>(sc + swz_row_word(r)) = r < lc.n_valid ? word(lc.bsc + (lc.n0 + r) * p.scale_ld) : 0u;
+    }
+    if (lane < T)
+      *reinterpret_cast<uint32_t*>(sc + 512 + 4 * lane) =
+          lane < lc.tok_valid ? word(p.a_scales + (static_cast<int64_t>(lc.tok0) + lane) * p.scale_ld) : 0u;
+    ptx::mbar_arrive(full);  // release: the stores above are visible to the waiting warps
+  }
+}
+
+// One stage's B rows against the tokens: this thread's rows r0 and r0 + 8 of the stage at `st`
+// (scale tile `sc`), K steps 4b .. 4b + 3 (bytes 64b .. 64b + 63 of each row), converted into A
+// fragments (fast or exact branch per chunk) and multiplied with the na n-tiles of the token buffer
+// `tf` into acc2 (even / odd K steps).
+template <Fp8Kind BK, int NT>
+__device__ __forceinline__ void stage_mma(const uint8_t* st, const uint8_t* sc, const uint4* tf, int r0, int tig,
+                                          int lane, const bool (&row_ok)[2], int kt, int kc, int na,
+                                          float (&acc2)[2][NT][4]) {
+  const uint32_t sw[2] = {*reinterpret_cast<const uint32_t*>(sc + swz_row_word(r0)),
+                          *reinterpret_cast<const uint32_t*>(sc + swz_row_word(r0 + 8))};
+#pragma unroll
+  for (int b = 0; b < 2; ++b) {
+    uint32_t wb[2][4];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const uint4 v = *reinterpret_cast<const uint4*>(st + sw128_offset(r0 + 8 * h, 4 * b + tig));
+      wb[h][0] = v.x, wb[h][1] = v.y, wb[h][2] = v.z, wb[h][3] = v.w;
+    }
+    const int blk = 2 * b + (tig >> 1);  // this chunk's block of the stage
+    const bool blk_ok = 4 * kt + blk < kc;
+    uint32_t e[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) e[h] = row_ok[h] && blk_ok ? (sw[h] >> (8 * blk)) & 0xFFu : kNoScale;
+    uint32_t spec = 0;
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) spec |= special_bits<BK>(wb[h][j]);
+    const bool slow = code_slow<BK>(e[0]) || code_slow<BK>(e[1]) || (spec & 0x80808080u) != 0;
+    uint32_t x[4][4];  // A fragments of K steps 4b + j: {lo(r0), lo(r0 + 8), hi(r0), hi(r0 + 8)}
+    auto emit = [&](auto slow_tag) {
+      constexpr bool kSlow = decltype(slow_tag)::value;
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          if constexpr (kSlow) cvt_exact<BK>(wb[h][j], code_exact(e[h]), x[j][h], x[j][h + 2]);
+          else cvt_fast<BK>(wb[h][j], code_mult<BK>(e[h]), x[j][h], x[j][h + 2]);
+        }
+    };
+    if (slow) emit(std::true_type{});
+    else emit(std::false_type{});
+#pragma unroll
+    for (int q = 0; q < 2; ++q) {
+      const int pr = 2 * b + q;
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) {
+        if (nt >= na) continue;  // uniform (static when na is)
+        const uint4 f = tf[(pr * NT + nt) * 32 + lane];
+        ptx::mma_bf16_16816(acc2[0][nt], x[2 * q], f.x, f.y);
+        ptx::mma_bf16_16816(acc2[1][nt], x[2 * q + 1], f.z, f.w);
+      }
+    }
+  }
+}
+
+// The CTA's unit range and where a tile's partial sums go: stream-K over W = tiles x U units split
+// evenly among P CTAs (this one `me`); a tile shared by CTAs is summed through the workspace.
+struct StreamK {
+  int64_t W, P, me, u_begin, u_end;
+  int U;
+  __device__ __forceinline__ int64_t owner(int64_t u) const { return ((u + 1) * P - 1) / W; }  // CTA of unit u
+  __device__ __forceinline__ int64_t start_of(int64_t c) const { return c * W / P; }        // CTA c's first unit
+};
+
+// Epilogue of tile t (units u .. of this CTA): alpha, and the store rounded once; a tile shared by
+// CTAs goes through fp32 partials (slot 0: a CTA's first segment, 1: its last), and the last
+// contributor sums them all in CTA order (bitwise reproducible: the order does not depend on who is last).
+template <bool kOutF32, int NT>
+__device__ __forceinline__ void finish_tile(const GemmSm90DecodeParams& dp, const StreamK& sk, const Tile& ti, int t,
+                                            int64_t u, int warp, int lane, int tig, int r0, const bool (&row_ok)[2],
+                                            const float (&acc2)[2][NT][4]) {
+  constexpr int kPartialFloats = NT * 4 * 32;  // one warp's partial tile
+  const GemmSm90Params& p = dp.g;
+  const int64_t N = p.n;
+  auto slot = [&](int64_t c, int which) {
+    return dp.partials + ((c * 2 + which) * 8 + warp) * static_cast<int64_t>(kPartialFloats);
+  };
+  float acc[NT][4];
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) acc[nt][i] = acc2[0][nt][i] + acc2[1][nt][i];
+  auto store = [&](const float (&v)[NT][4]) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      if (!row_ok[h]) continue;
+      const int64_t n = ti.n0 + r0 + 8 * h;
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+          const int tk = 8 * nt + 2 * tig + c;
+          if (tk >= ti.tok_valid) continue;
+          store_d_pair<kOutF32>(p, (static_cast<int64_t>(ti.tok0) + tk) * N + n, p.alpha * v[nt][2 * h + c], 0.0f,
+                                false, false);
+        }
+    }
+  };
+  const int64_t t_first = static_cast<int64_t>(t) * sk.U;
+  const int64_t c_first = sk.owner(t_first), c_last = sk.owner(t_first + sk.U - 1);
+  if (c_first == c_last) {
+    store(acc);
+    return;
+  }
+  // Shared tile: this CTA's first partial segment goes to slot 0, its last to slot 1.
+  float* mine = slot(sk.me, u == sk.u_begin ? 0 : 1);
+#pragma unroll
+  for (int i = 0; i < NT * 4; ++i) mine[i * 32 + lane] = acc[i / 4][i % 4];
+  __threadfence();
+  __syncwarp();
+  uint32_t old = 0;
+  if (lane == 0) {
+    old = atomicAdd(&dp.counters[static_cast<int64_t>(t) * 8 + warp], 1u);
+    __threadfence();  // with the atomic: acquire of the other contributors' partials
+  }
+  old = __shfl_sync(0xFFFFFFFFu, old, 0);
+  __syncwarp();
+  if (old == static_cast<uint32_t>(c_last - c_first)) {  // the last contributor: sum all in CTA order
+    __threadfence();
+    // (its own partial too, as written: the sum's order does not depend on who is last)
+    for (int64_t c = c_first; c <= c_last; ++c) {
+      const float* src = slot(c, sk.start_of(c) / sk.U == t ? 0 : 1);
+#pragma unroll
+      for (int i = 0; i < NT * 4; ++i) {
+        const float v = __ldcg(src + i * 32 + lane);
+        acc[i / 4][i % 4] = c == c_first ? v : acc[i / 4][i % 4] + v;
+      }
+    }
+    store(acc);
+  }
+}
+
 // kCtas: CTAs per SM the kernel is built for (launch bounds; the ring is 8 / kCtas stages deep). The
 // stage loop is compiled once per count of 8-token n-tiles a tile fills (1, 2; more, as T = 32 would
 // have, at run time), so the skipped n-tiles cost no branches.
@@ -217,9 +428,7 @@ __device__ __forceinline__ void decode_body_per_count(const GemmSm90DecodeParams
   constexpr int kABoxOff = kBN * 128;  // A's T x 128-byte box follows B's 128 x 128-byte box
   constexpr int kStageBytes = static_cast<int>(gemm_sm90_decode_stage_bytes(T));
   constexpr int kScaleOff = static_cast<int>(gemm_sm90_decode_stage_data(T));
-  constexpr uint32_t kTx = static_cast<uint32_t>(gemm_sm90_decode_stage_data(T));
   constexpr int kTokBytes = 256 * T;
-  constexpr int kPartialFloats = NT * 4 * 32;  // one warp's partial tile
   constexpr int kItems = (128 * NT + kThreads - 1) / kThreads;  // token items per thread and stage, at most
   static_assert(T == 8 || T == 16 || T == 32, "tokens per tile");
   static_assert(kABoxOff % 1024 == 0 && (T * 128) % 1024 == 0, "128-byte swizzled boxes start 1 KiB aligned");
@@ -241,7 +450,7 @@ __device__ __forceinline__ void decode_body_per_count(const GemmSm90DecodeParams
   const Space sp = build_space<T>(p, table, warp_buf);
   __syncthreads();
 
-  const int64_t K = p.k, N = p.n;
+  const int64_t K = p.k;
   const int kc = static_cast<int>(layout::scale_cols(K));
   const int U = static_cast<int>(layout::ceil_div(K, kBK));  // K stages per tile (K < 2^31)
   const int64_t W = static_cast<int64_t>(sp.total_tiles) * U;
@@ -264,73 +473,11 @@ __device__ __forceinline__ void decode_body_per_count(const GemmSm90DecodeParams
   lc.t = static_cast<int>(u_begin / U);
   lc.kt = static_cast<int>(u_begin - static_cast<int64_t>(lc.t) * U);
   if (issuer) cursor_tile<T>(lc, p, sp, lane);
-  // The cursor's unit into slot s, then the cursor moves on (warp kIssueWarp; lane 0 issues the TMA loads).
+  // The cursor's unit into slot s, then the cursor moves on (warp kIssueWarp).
   auto issue_next = [&](uint32_t s) {
     if (lc.left <= 0) return;
-    uint8_t* st = smem + s * kStageBytes;
-    const int kt = lc.kt;
-    const int32_t kx = kt * kBK;
-    if (lane == 0) {
-      ptx::mbar_arrive_expect_tx(&full[s], kTx);
-      ptx::tma_load_2d_hint(ptx::smem_addr(st), dp.tmap_b, kx, lc.brow, &full[s], b_policy);
-
-      ptx::tma_load_2d(ptx::smem_addr(st + kABoxOff), dp.tmap_a, kx, lc.tok0, &full[s]);
-    }
-    uint8_t* sc = st + kScaleOff;
-    const uint32_t sc_addr = ptx::smem_addr(sc);
-    if (dp.scale_words) {
-      if (swz) {
-        // B: the 512-byte tile of rows n0 .. n0 + 127 (padding rows included: inside the tensor), blocks
-        // 4kt .. 4kt + 3; A: each token's word (rows inside the group's padded 128-row tiles: T | 128).
-        const uint8_t* src = lc.bsc + static_cast<int64_t>(kt) * layout::kTileBytes;
-#pragma unroll
-        for (int i = 0; i < 4; ++i) ptx::cp_async_4_zfill(sc_addr + 4 * (lane + 32 * i), src + 4 * (lane + 32 * i), true);
-        if (lane < T)
-          ptx::cp_async_4_zfill(sc_addr + 512 + 4 * lane,
-                                p.a_scales + lc.asc + static_cast<int64_t>(kt) * layout::kTileBytes, true);
-      } else {
-        // LINEAR rows whose 4-block words are aligned (4 | ceil(K/32)): gathered into the tile layout.
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const int r = lane + 32 * i;
-          const bool ok = r < lc.n_valid;
-          ptx::cp_async_4_zfill(sc_addr + swz_row_word(r), ok ? lc.bsc + (lc.n0 + r) * p.scale_ld + 4 * kt : p.b_scales,
-                                ok);
-        }
-        if (lane < T) {
-          const bool ok = lane < lc.tok_valid;
-          ptx::cp_async_4_zfill(sc_addr + 512 + 4 * lane,
-                                ok ? p.a_scales + (static_cast<int64_t>(lc.tok0) + lane) * p.scale_ld + 4 * kt
-                                   : p.a_scales,
-                                ok);
-        }
-      }
-      ptx::cp_async_mbar_arrive_noinc(ptx::smem_addr(&full[s]));
-    } else {
-      // LINEAR rows of ceil(K/32) % 4 != 0 blocks (or unaligned scale pointers): byte loads, waited for here.
-      auto word = [&](const uint8_t* row) {
-        uint32_t w = 0;
-#pragma unroll
-        for (int c = 0; c < 4; ++c)
-          if (4 * kt + c < kc) w |= static_cast<uint32_t>(__ldg(row + 4 * kt + c)) << (8 * c);
-        return w;
-      };
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int r = lane + 32 * i;
-        *reinterpret_cast<uint32_t*>(sc + swz_row_word(r)) = r < lc.n_valid ? word(lc.bsc + (lc.n0 + r) * p.scale_ld) : 0u;
-      }
-      if (lane < T)
-        *reinterpret_cast<uint32_t*>(sc + 512 + 4 * lane) =
-            lane < lc.tok_valid ? word(p.a_scales + (static_cast<int64_t>(lc.tok0) + lane) * p.scale_ld) : 0u;
-      ptx::mbar_arrive(&full[s]);  // release: the stores above are visible to the waiting warps
-    }
-    --lc.left;
-    if (++lc.kt == U) {
-      lc.kt = 0;
-      ++lc.t;
-      if (lc.left > 0) cursor_tile<T>(lc, p, sp, lane);
-    }
+    issue_stage<T>(dp, lc, smem + s * kStageBytes, &full[s], lane, kc, swz, b_policy);
+    cursor_advance<T>(lc, p, sp, lane);
   };
   if (issuer) {
     if (lane == 0) {
@@ -343,12 +490,7 @@ __device__ __forceinline__ void decode_body_per_count(const GemmSm90DecodeParams
   // ---- the stages ----------------------------------------------------------------------------------------------
   const int g8 = lane >> 2, tig = lane & 3;
   const int r0 = 16 * warp + g8;  // this thread's B rows r0, r0 + 8 of the tile
-  // The CTA owning unit u, and the first unit of CTA c.
-  auto owner = [&](int64_t u) { return ((u + 1) * P - 1) / W; };
-  auto start_of = [&](int64_t c) { return c * W / P; };
-  auto slot = [&](int64_t c, int which) {
-    return dp.partials + ((c * 2 + which) * 8 + warp) * static_cast<int64_t>(kPartialFloats);
-  };
+  const StreamK sk{W, P, me, u_begin, u_end, U};
   uint32_t it = 0;
   int64_t u = u_begin;
   int t = static_cast<int>(u_begin / U);
@@ -407,114 +549,14 @@ __device__ __forceinline__ void decode_body_per_count(const GemmSm90DecodeParams
         __syncthreads();  // the token buffer is whole; every warp is done with stage it - 1's slot
         if (issuer) issue_next((it + kStages - 1) % kStages);
 
-        const uint32_t sw[2] = {*reinterpret_cast<const uint32_t*>(sc + swz_row_word(r0)),
-                                *reinterpret_cast<const uint32_t*>(sc + swz_row_word(r0 + 8))};
-        const uint4* tf = reinterpret_cast<const uint4*>(tb);
-        // K steps 4b .. 4b + 3 (bytes 64b .. 64b + 63 of each row): rows r0, r0 + 8, word j of chunk 4b + tig.
-#pragma unroll
-        for (int b = 0; b < 2; ++b) {
-          uint32_t wb[2][4];
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const uint4 v = *reinterpret_cast<const uint4*>(st + sw128_offset(r0 + 8 * h, 4 * b + tig));
-            wb[h][0] = v.x, wb[h][1] = v.y, wb[h][2] = v.z, wb[h][3] = v.w;
-          }
-          const int blk = 2 * b + (tig >> 1);  // this chunk's block of the stage
-          const bool blk_ok = 4 * kt + blk < kc;
-          uint32_t e[2];
-#pragma unroll
-          for (int h = 0; h < 2; ++h) e[h] = row_ok[h] && blk_ok ? (sw[h] >> (8 * blk)) & 0xFFu : kNoScale;
-          uint32_t spec = 0;
-#pragma unroll
-          for (int h = 0; h < 2; ++h)
-#pragma unroll
-            for (int j = 0; j < 4; ++j) spec |= special_bits<BK>(wb[h][j]);
-          const bool slow = code_slow<BK>(e[0]) || code_slow<BK>(e[1]) || (spec & 0x80808080u) != 0;
-          uint32_t x[4][4];  // A fragments of K steps 4b + j: {lo(r0), lo(r0 + 8), hi(r0), hi(r0 + 8)}
-          auto emit = [&](auto slow_tag) {
-            constexpr bool kSlow = decltype(slow_tag)::value;
-#pragma unroll
-            for (int j = 0; j < 4; ++j)
-#pragma unroll
-              for (int h = 0; h < 2; ++h) {
-                if constexpr (kSlow) cvt_exact<BK>(wb[h][j], code_exact(e[h]), x[j][h], x[j][h + 2]);
-                else cvt_fast<BK>(wb[h][j], code_mult<BK>(e[h]), x[j][h], x[j][h + 2]);
-              }
-          };
-          if (slow) emit(std::true_type{});
-          else emit(std::false_type{});
-#pragma unroll
-          for (int q = 0; q < 2; ++q) {
-            const int pr = 2 * b + q;
-#pragma unroll
-            for (int nt = 0; nt < NT; ++nt) {
-              if (nt >= na) continue;  // uniform (static when NTA > 0)
-              const uint4 f = tf[(pr * NT + nt) * 32 + lane];
-              ptx::mma_bf16_16816(acc2[0][nt], x[2 * q], f.x, f.y);
-              ptx::mma_bf16_16816(acc2[1][nt], x[2 * q + 1], f.z, f.w);
-            }
-          }
-        }
+        stage_mma<BK, NT>(st, sc, reinterpret_cast<const uint4*>(tb), r0, tig, lane, row_ok, kt, kc, na, acc2);
       }
     };
     if (nta <= 1) stages(std::integral_constant<int, 1>{});
     else if (nta == 2) stages(std::integral_constant<int, (NT >= 2 ? 2 : 1)>{});
     else stages(std::integral_constant<int, 0>{});
 
-    // ---- epilogue: alpha, optional accumulate, round once ----------------------------------------------------
-    float acc[NT][4];
-#pragma unroll
-    for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) acc[nt][i] = acc2[0][nt][i] + acc2[1][nt][i];
-    auto store = [&](const float (&v)[NT][4]) {
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        if (!row_ok[h]) continue;
-        const int64_t n = ti.n0 + r0 + 8 * h;
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-          for (int c = 0; c < 2; ++c) {
-            const int tk = 8 * nt + 2 * tig + c;
-            if (tk >= ti.tok_valid) continue;
-            store_d_pair<kOutF32>(p, (static_cast<int64_t>(ti.tok0) + tk) * N + n, p.alpha * v[nt][2 * h + c], 0.0f,
-                                  false, false);
-          }
-      }
-    };
-    const int64_t t_first = static_cast<int64_t>(t) * U;
-    const int64_t c_first = owner(t_first), c_last = owner(t_first + U - 1);
-    if (c_first == c_last) {
-      store(acc);
-    } else {
-      // Shared tile: this CTA's first partial segment goes to slot 0, its last to slot 1.
-      float* mine = slot(me, u == u_begin ? 0 : 1);
-#pragma unroll
-      for (int i = 0; i < NT * 4; ++i) mine[i * 32 + lane] = acc[i / 4][i % 4];
-      __threadfence();
-      __syncwarp();
-      uint32_t old = 0;
-      if (lane == 0) {
-        old = atomicAdd(&dp.counters[static_cast<int64_t>(t) * 8 + warp], 1u);
-        __threadfence();  // with the atomic: acquire of the other contributors' partials
-      }
-      old = __shfl_sync(0xFFFFFFFFu, old, 0);
-      __syncwarp();
-      if (old == static_cast<uint32_t>(c_last - c_first)) {  // the last contributor: sum all in CTA order
-        __threadfence();
-        // (its own partial too, as written: the sum's order does not depend on who is last)
-        for (int64_t c = c_first; c <= c_last; ++c) {
-          const float* src = slot(c, start_of(c) / U == t ? 0 : 1);
-#pragma unroll
-          for (int i = 0; i < NT * 4; ++i) {
-            const float v = __ldcg(src + i * 32 + lane);
-            acc[i / 4][i % 4] = c == c_first ? v : acc[i / 4][i % 4] + v;
-          }
-        }
-        store(acc);
-      }
-    }
+    finish_tile<kOutF32, NT>(dp, sk, ti, t, u, warp, lane, tig, r0, row_ok, acc2);
     u = static_cast<int64_t>(t) * U + k1;
     ++t;
     k0 = 0;
@@ -529,9 +571,7 @@ __device__ __forceinline__ void decode_body_one_loop(const GemmSm90DecodeParams&
   constexpr int kABoxOff = kBN * 128;  // A's box follows B's 128 x 128-byte box
   constexpr int kStageBytes = static_cast<int>(gemm_sm90_decode_stage_bytes(T));
   constexpr int kScaleOff = static_cast<int>(gemm_sm90_decode_stage_data(T));
-  constexpr uint32_t kTx = static_cast<uint32_t>(gemm_sm90_decode_stage_data(T));
   constexpr int kTokBytes = 256 * T;
-  constexpr int kPartialFloats = NT * 4 * 32;
   static_assert(T == 8 || T == 16 || T == 32, "tokens per tile");
   static_assert(kABoxOff % 1024 == 0 && (T * 128) % 1024 == 0, "128-byte swizzled boxes start 1 KiB aligned");
   const GemmSm90Params& p = dp.g;
@@ -552,7 +592,7 @@ __device__ __forceinline__ void decode_body_one_loop(const GemmSm90DecodeParams&
   const Space sp = build_space<T>(p, table, warp_buf);
   __syncthreads();
 
-  const int64_t K = p.k, N = p.n;
+  const int64_t K = p.k;
   const int kc = static_cast<int>(layout::scale_cols(K));
   const int U = static_cast<int>(layout::ceil_div(K, kBK));  // K stages per tile (< 2^31 / 128)
   const int64_t W = static_cast<int64_t>(sp.total_tiles) * U;
@@ -570,69 +610,10 @@ __device__ __forceinline__ void decode_body_one_loop(const GemmSm90DecodeParams&
   lc.t = static_cast<int>(u_begin / U);
   lc.kt = static_cast<int>(u_begin - static_cast<int64_t>(lc.t) * U);
   cursor_tile<T>(lc, p, sp, lane);
-  auto advance = [&]() {
-    --lc.left;
-    if (++lc.kt == U) {
-      lc.kt = 0;
-      ++lc.t;
-      if (lc.left > 0) cursor_tile<T>(lc, p, sp, lane);
-    }
-  };
+  auto advance = [&]() { cursor_advance<T>(lc, p, sp, lane); };
   // The cursor's unit into slot s (the whole warp; lane 0 issues the TMA loads).
   auto issue = [&](uint32_t s) {
-    uint8_t* st = smem + s * kStageBytes;
-    const int kt = lc.kt;
-    const int32_t kx = kt * kBK;
-    if (lane == 0) {
-      ptx::mbar_arrive_expect_tx(&full[s], kTx);
-      ptx::tma_load_2d_hint(ptx::smem_addr(st), dp.tmap_b, kx, lc.brow, &full[s], evict_first);
-      ptx::tma_load_2d(ptx::smem_addr(st + kABoxOff), dp.tmap_a, kx, lc.tok0, &full[s]);
-    }
-    uint8_t* sc = st + kScaleOff;
-    const uint32_t sc_addr = ptx::smem_addr(sc);
-    if (dp.scale_words) {
-      if (swz) {
-        const uint8_t* src = lc.bsc + static_cast<int64_t>(kt) * layout::kTileBytes;
-#pragma unroll
-        for (int i = 0; i < 4; ++i) ptx::cp_async_4_zfill(sc_addr + 4 * (lane + 32 * i), src + 4 * (lane + 32 * i), true);
-        if (lane < T)
-          ptx::cp_async_4_zfill(sc_addr + 512 + 4 * lane,
-                                p.a_scales + lc.asc + static_cast<int64_t>(kt) * layout::kTileBytes, true);
-      } else {
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const int r = lane + 32 * i;
-          const bool ok = r < lc.n_valid;
-          ptx::cp_async_4_zfill(sc_addr + swz_row_word(r), ok ? lc.bsc + (lc.n0 + r) * p.scale_ld + 4 * kt : p.b_scales,
-                                ok);
-        }
-        if (lane < T) {
-          const bool ok = lane < lc.tok_valid;
-          ptx::cp_async_4_zfill(sc_addr + 512 + 4 * lane,
-                                ok ? p.a_scales + (static_cast<int64_t>(lc.tok0) + lane) * p.scale_ld + 4 * kt
-                                   : p.a_scales,
-                                ok);
-        }
-      }
-      ptx::cp_async_mbar_arrive_noinc(ptx::smem_addr(&full[s]));
-    } else {
-      auto word = [&](const uint8_t* row) {
-        uint32_t w = 0;
-#pragma unroll
-        for (int c = 0; c < 4; ++c)
-          if (4 * kt + c < kc) w |= static_cast<uint32_t>(__ldg(row + 4 * kt + c)) << (8 * c);
-        return w;
-      };
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int r = lane + 32 * i;
-        *reinterpret_cast<uint32_t*>(sc + swz_row_word(r)) = r < lc.n_valid ? word(lc.bsc + (lc.n0 + r) * p.scale_ld) : 0u;
-      }
-      if (lane < T)
-        *reinterpret_cast<uint32_t*>(sc + 512 + 4 * lane) =
-            lane < lc.tok_valid ? word(p.a_scales + (static_cast<int64_t>(lc.tok0) + lane) * p.scale_ld) : 0u;
-      ptx::mbar_arrive(&full[s]);
-    }
+    issue_stage<T>(dp, lc, smem + s * kStageBytes, &full[s], lane, kc, swz, evict_first);
   };
   if (warp == kIssueWarp && lane == 0) {
     ptx::tma_prefetch_desc(dp.tmap_a);
@@ -646,11 +627,7 @@ __device__ __forceinline__ void decode_body_one_loop(const GemmSm90DecodeParams&
   // ---- the stages ----------------------------------------------------------------------------------------------
   const int g8 = lane >> 2, tig = lane & 3;
   const int r0 = 16 * warp + g8;
-  auto owner = [&](int64_t u) { return ((u + 1) * P - 1) / W; };
-  auto start_of = [&](int64_t c) { return c * W / P; };
-  auto slot = [&](int64_t c, int which) {
-    return dp.partials + ((c * 2 + which) * 8 + warp) * static_cast<int64_t>(kPartialFloats);
-  };
+  const StreamK sk{W, P, me, u_begin, u_end, U};
   uint32_t it = 0;
   int64_t u = u_begin;
   int t = static_cast<int>(u_begin / U);
@@ -688,107 +665,10 @@ __device__ __forceinline__ void decode_body_one_loop(const GemmSm90DecodeParams&
         advance();
       }
 
-      const uint32_t sw[2] = {*reinterpret_cast<const uint32_t*>(sc + swz_row_word(r0)),
-                              *reinterpret_cast<const uint32_t*>(sc + swz_row_word(r0 + 8))};
-      const uint4* tf = reinterpret_cast<const uint4*>(tb);
-#pragma unroll
-      for (int b = 0; b < 2; ++b) {
-        uint32_t wb[2][4];
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const uint4 v = *reinterpret_cast<const uint4*>(st + sw128_offset(r0 + 8 * h, 4 * b + tig));
-          wb[h][0] = v.x, wb[h][1] = v.y, wb[h][2] = v.z, wb[h][3] = v.w;
-        }
-        const int blk = 2 * b + (tig >> 1);
-        const bool blk_ok = 4 * kt + blk < kc;
-        uint32_t e[2];
-#pragma unroll
-        for (int h = 0; h < 2; ++h) e[h] = row_ok[h] && blk_ok ? (sw[h] >> (8 * blk)) & 0xFFu : kNoScale;
-        uint32_t spec = 0;
-#pragma unroll
-        for (int h = 0; h < 2; ++h)
-#pragma unroll
-          for (int j = 0; j < 4; ++j) spec |= special_bits<BK>(wb[h][j]);
-        const bool slow = code_slow<BK>(e[0]) || code_slow<BK>(e[1]) || (spec & 0x80808080u) != 0;
-        uint32_t x[4][4];
-        auto emit = [&](auto slow_tag) {
-          constexpr bool kSlow = decltype(slow_tag)::value;
-#pragma unroll
-          for (int j = 0; j < 4; ++j)
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              if constexpr (kSlow) cvt_exact<BK>(wb[h][j], code_exact(e[h]), x[j][h], x[j][h + 2]);
-              else cvt_fast<BK>(wb[h][j], code_mult<BK>(e[h]), x[j][h], x[j][h + 2]);
-            }
-        };
-        if (slow) emit(std::true_type{});
-        else emit(std::false_type{});
-#pragma unroll
-        for (int q = 0; q < 2; ++q) {
-          const int pr = 2 * b + q;
-#pragma unroll
-          for (int nt = 0; nt < NT; ++nt) {
-            if (nt >= nta) continue;  // uniform
-            const uint4 f = tf[(pr * NT + nt) * 32 + lane];
-            ptx::mma_bf16_16816(acc2[0][nt], x[2 * q], f.x, f.y);
-            ptx::mma_bf16_16816(acc2[1][nt], x[2 * q + 1], f.z, f.w);
-          }
-        }
-      }
+      stage_mma<BK, NT>(st, sc, reinterpret_cast<const uint4*>(tb), r0, tig, lane, row_ok, kt, kc, nta, acc2);
     }
 
-    // ---- epilogue (as decode_body_per_count) --------------------------------------------------------------------
-    float acc[NT][4];
-#pragma unroll
-    for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) acc[nt][i] = acc2[0][nt][i] + acc2[1][nt][i];
-    auto store = [&](const float (&v)[NT][4]) {
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        if (!row_ok[h]) continue;
-        const int64_t n = ti.n0 + r0 + 8 * h;
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-          for (int c = 0; c < 2; ++c) {
-            const int tk = 8 * nt + 2 * tig + c;
-            if (tk >= ti.tok_valid) continue;
-            store_d_pair<kOutF32>(p, (static_cast<int64_t>(ti.tok0) + tk) * N + n, p.alpha * v[nt][2 * h + c], 0.0f,
-                                  false, false);
-          }
-      }
-    };
-    const int64_t t_first = static_cast<int64_t>(t) * U;
-    const int64_t c_first = owner(t_first), c_last = owner(t_first + U - 1);
-    if (c_first == c_last) {
-      store(acc);
-    } else {
-      float* mine = slot(me, u == u_begin ? 0 : 1);
-#pragma unroll
-      for (int i = 0; i < NT * 4; ++i) mine[i * 32 + lane] = acc[i / 4][i % 4];
-      __threadfence();
-      __syncwarp();
-      uint32_t old = 0;
-      if (lane == 0) {
-        old = atomicAdd(&dp.counters[static_cast<int64_t>(t) * 8 + warp], 1u);
-        __threadfence();
-      }
-      old = __shfl_sync(0xFFFFFFFFu, old, 0);
-      __syncwarp();
-      if (old == static_cast<uint32_t>(c_last - c_first)) {
-        __threadfence();
-        for (int64_t c = c_first; c <= c_last; ++c) {
-          const float* src = slot(c, start_of(c) / U == t ? 0 : 1);
-#pragma unroll
-          for (int i = 0; i < NT * 4; ++i) {
-            const float v = __ldcg(src + i * 32 + lane);
-            acc[i / 4][i % 4] = c == c_first ? v : acc[i / 4][i % 4] + v;
-          }
-        }
-        store(acc);
-      }
-    }
+    finish_tile<kOutF32, NT>(dp, sk, ti, t, u, warp, lane, tig, r0, row_ok, acc2);
     u = static_cast<int64_t>(t) * U + k1;
     ++t;
     k0 = 0;

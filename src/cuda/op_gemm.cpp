@@ -457,8 +457,12 @@ class GemmSm90Decode final : public OpImpl {
     // One 128-byte box per operand and stage (128-byte swizzle: each row's 128 bytes are one request).
     encode_tma_2d(dp.tmap_a, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, p.a, d_.k, d_.m, 128, static_cast<uint32_t>(tokens_),
                   CU_TENSOR_MAP_SWIZZLE_128B, "grouped GEMM decode A");
+    // B's L2 promotion: at T = 32, 128 bytes (one box row): 256 bytes fetched lines that B's evict_first
+    // policy evicted before the next stage used them (E64 x 16: DRAM reads 1.13 GB for 0.98 GB of data,
+    // 0.98 GB with 128). At T <= 16 the 256-byte promotion measured faster (docs/PERFORMANCE.md).
     encode_tma_2d(dp.tmap_b, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, p.b, d_.k, d_.num_groups * d_.n, 128,
-                  kGemmSm90DecodeTileN, CU_TENSOR_MAP_SWIZZLE_128B, "grouped GEMM decode B");
+                  kGemmSm90DecodeTileN, CU_TENSOR_MAP_SWIZZLE_128B, "grouped GEMM decode B",
+                  tokens_ == 32 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B : CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
     // Shared tiles count their contributors from zero on this stream in every launch.
     check(driver().cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(dp.counters), 0, counter_bytes_,
                                    reinterpret_cast<CUstream>(stream)),

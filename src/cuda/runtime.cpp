@@ -170,7 +170,8 @@ void check(CUresult r, const char* what) {
 }
 
 void encode_tma_2d(uint8_t (&out)[128], CUtensorMapDataType dtype, int64_t elem_bytes, const void* base, int64_t cols,
-                   int64_t rows, uint32_t box_cols, uint32_t box_rows, CUtensorMapSwizzle swizzle, const char* what) {
+                   int64_t rows, uint32_t box_cols, uint32_t box_rows, CUtensorMapSwizzle swizzle, const char* what,
+                   CUtensorMapL2promotion promotion) {
   static_assert(sizeof(CUtensorMap) == 128, "CUtensorMap is 128 bytes");
   CUtensorMap map;
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
@@ -178,7 +179,7 @@ void encode_tma_2d(uint8_t (&out)[128], CUtensorMapDataType dtype, int64_t elem_
   const cuuint32_t box[2] = {box_cols, box_rows};
   const cuuint32_t elem[2] = {1, 1};
   check(driver().cuTensorMapEncodeTiled(&map, dtype, 2, const_cast<void*>(base), dims, strides, box, elem,
-                                        CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                        CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, promotion,
                                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
         fmt::format("cuTensorMapEncodeTiled ({})", what).c_str());
   std::memcpy(out, &map, sizeof map);

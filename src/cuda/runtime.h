@@ -77,10 +77,12 @@ void check(CUresult r, const char* what);
 
 // The 2D TMA descriptor (cuTensorMapEncodeTiled) of a row-major [rows, cols] tensor of `dtype`
 // (elem_bytes each, rows cols * elem_bytes apart) at base: boxes of box_cols x box_rows elements with
-// the given swizzle, reads past the tensor filling zeros, 256-byte L2 promotion. Written into the 128
+// the given swizzle, reads past the tensor filling zeros, the given L2 promotion (256 bytes unless
+// named: the decode GEMM's B takes 128 at T = 32). Written into the 128
 // bytes kernels take as a __grid_constant__ parameter; throws CUDA_ERROR naming `what`.
 void encode_tma_2d(uint8_t (&out)[128], CUtensorMapDataType dtype, int64_t elem_bytes, const void* base, int64_t cols,
-                   int64_t rows, uint32_t box_cols, uint32_t box_rows, CUtensorMapSwizzle swizzle, const char* what);
+                   int64_t rows, uint32_t box_cols, uint32_t box_rows, CUtensorMapSwizzle swizzle, const char* what,
+                   CUtensorMapL2promotion promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
 
 // Facts about a device that kernel selection reads; a plain struct so the registry can be
 // exercised without a GPU.
