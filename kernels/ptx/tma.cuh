@@ -35,6 +35,13 @@ __device__ __forceinline__ void tma_load_2d_hint(uint32_t dst, const void* tmap,
       "l"(reinterpret_cast<uint64_t>(tmap)), "r"(c0), "r"(c1), "r"(smem_addr(bar)), "l"(policy)
       : "memory");
 }
+// Bulk (non-tensor) copy of `bytes` (a multiple of 16; src and dst 16-byte aligned) from global memory
+// into shared memory at dst, completing its bytes on bar.
+__device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint64_t* bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+               "l"(reinterpret_cast<uint64_t>(src)), "r"(bytes), "r"(smem_addr(bar))
+               : "memory");
+}
 // An L2 policy under which the lines a load brings in are evicted first.
 __device__ __forceinline__ uint64_t l2_policy_evict_first() {
   uint64_t p;

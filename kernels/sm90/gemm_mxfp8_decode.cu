@@ -17,15 +17,20 @@
 // Ring (8 / CTAs-per-SM stages; 2 CTAs per SM when their shared memory fits, else 1). A stage is one
 // 128-wide K step of a tile: one TMA load of B (128 rows x 128 bytes, 128-byte swizzle, L2
 // evict_first: B is read once; each row's 128 bytes are one request), one of A (T rows x 128 bytes),
-// and the stage's scales by 4-byte cp.async (B: the 512-byte SWIZZLED_128x4 tile of the 128 rows and
-// 4 blocks, or the same bytes gathered from LINEAR rows; A: one 4-block word per token). Its `full`
-// mbarrier counts the issuing lane's arrive.expect_tx (TMA bytes) and 32 cp.async arrivals. Warp 7
+// and the stage's scales: SWIZZLED tensors at 16-byte aligned addresses by two bulk copies (B's
+// 512-byte SWIZZLED_128x4 tile of the 128 rows and 4 blocks, and the A tile holding the chunk's
+// tokens), otherwise by 4-byte cp.async (the same bytes, gathered from LINEAR rows; A one 4-block word
+// per token, at its place in a 512-byte tile). Its `full` mbarrier counts the issuing lane's
+// arrive.expect_tx (TMA and bulk bytes), plus 32 cp.async arrivals without the bulk copies. Warp 7
 // walks the CTA's units with a cursor (no divisions per stage). Per stage, every thread: wait for
 // `full`; convert 8 bytes of A per item (16 bytes per token and K step pair) into the token buffer of
-// the stage's parity (mma B fragments, in fragment order); __syncthreads; warp 7 issues the stage
+// the stage's parity (mma B fragments, in fragment order; items laid out so that no item needs a
+// division and neither the A reads nor the buffer writes conflict in banks: tok_item); __syncthreads;
+// warp 7 issues the stage
 // kStages - 1 ahead into the slot of the previous stage (every warp has left it: the barrier); each
 // warp converts its 2 x 64 bytes of each of its rows into A fragments (the K permutation of
-// gemm_bf16_convert.cuh, the same for the tokens) and runs its mma.sync. There is no empty barrier:
+// gemm_bf16_convert.cuh, the same for the tokens; mma row g takes B row g / 2 + 4 (g % 2) of the warp's
+// 8, so a quarter warp's 16-byte loads hit all 32 banks) and runs its mma.sync. There is no empty barrier:
 // the one CTA barrier per stage orders both the token buffer (rewritten two stages later) and the
 // slot reuse. (A dedicated producer warp, the first version, made the CTA 9 warps, which caps two
 // CTAs per SM at 96 registers per thread; warps handing the token buffer over by an mbarrier with
@@ -157,18 +162,33 @@ __device__ __forceinline__ Tile decode_tile(const GemmSm90Params& p, const Space
 // Byte offset of 16-byte chunk c (0..7) of 128-byte row r under TMA's 128-byte swizzle (1 KiB aligned box).
 __device__ __forceinline__ uint32_t sw128_offset(uint32_t r, uint32_t c) { return r * 128u + ((c ^ (r & 7u)) << 4); }
 
-// The mma B fragment {lo, hi} x 2 of K step pair pr (0..3) of token `tok` for the lane of chunk `tig`:
-// bytes [8h, 8h + 8) of chunk 4b + tig (b = pr / 2, h = pr % 2) of the token's 128-byte row; `sw` is
-// the token's 4-block scale word. Tokens outside the chunk and blocks past K give zeros.
+// The token item of thread tid (j = tid % 128; n-tiles tid / 128, + 2, ...): K step pair pr =
+// 2bb + hh, chunk 4bb + tg of token tl (0..7) of the n-tile, where a half warp holds two tokens tl,
+// tl ^ 5 x 4 chunks x 2 halves (16 distinct 8-byte bank slots under the 128-byte swizzle) and a
+// quarter warp writes 8 distinct 16-byte slots of the token buffer.
+struct TokItem {
+  uint32_t a_off;   // byte offset in the A box at n-tile 0 (n-tile nt: + 1024 nt)
+  uint32_t tb_off;  // byte offset in the token buffer at n-tile 0 (+ 512 nt)
+  int tl;           // token inside the n-tile
+  int blk;          // scale block of the stage (0..3)
+};
+template <int NT>
+__device__ __forceinline__ TokItem tok_item(int tid) {
+  const int j = tid & 127, l = j & 31;
+  const int bb = j >> 6, hh = (l >> 3) & 1, tg = l & 3;
+  const int pair = 2 * ((j >> 5) & 1) + (l >> 4);
+  const int tl = (l & 4) ? (pair ^ 5) : pair;
+  TokItem it;
+  it.a_off = static_cast<uint32_t>(kBN * 128 + tl * 128 + (((4 * bb + tg) ^ tl) << 4) + 8 * hh);
+  it.tb_off = static_cast<uint32_t>(((2 * bb + hh) * NT * 32 + tl * 4 + tg) * 16);
+  it.tl = tl;
+  it.blk = 2 * bb + (tg >> 1);
+  return it;
+}
 template <Fp8Kind AK>
-__device__ __forceinline__ uint4 token_frag(const uint8_t* abox, uint32_t sw, int tok, int tig, int pr, bool tok_ok,
-                                            int kt, int kc) {
-  const int b = pr >> 1, h = pr & 1;
-  const uint2 v = *reinterpret_cast<const uint2*>(abox + sw128_offset(tok, 4 * b + tig) + 8 * h);
-  const int blk = 2 * b + (tig >> 1);
-  const uint32_t e = (sw >> (8 * blk)) & 0xFFu;
+__device__ __forceinline__ uint4 token_cvt(uint2 v, uint32_t e, bool ok) {
   uint32_t lo0 = 0u, hi0 = 0u, lo1 = 0u, hi1 = 0u;
-  if (tok_ok && 4 * kt + blk < kc) {
+  if (ok) {
     if (code_slow<AK>(e) || ((special_bits<AK>(v.x) | special_bits<AK>(v.y)) & 0x80808080u) != 0) {
       cvt_exact<AK>(v.x, code_exact(e), lo0, hi0);
       cvt_exact<AK>(v.y, code_exact(e), lo1, hi1);
@@ -178,6 +198,24 @@ __device__ __forceinline__ uint4 token_frag(const uint8_t* abox, uint32_t sw, in
     }
   }
   return make_uint4(lo0, hi0, lo1, hi1);
+}
+// The items of n-tiles nt = tid / 128, + 2, .. below na of one stage (st: the stage, sc: its scales,
+// tb: the token buffer), tokens of the chunk below tok_valid, blocks below kc.
+template <Fp8Kind AK, int NTMAX>
+__device__ __forceinline__ void token_items(const TokItem& ti, int tid, int na, const uint8_t* st, const uint8_t* sc,
+                                            uint8_t* tb, uint32_t arow, int tok_valid, int kt, int kc) {
+  const bool blk_ok = 4 * kt + ti.blk < kc;
+#pragma unroll
+  for (int i = 0; i < (NTMAX + 1) / 2; ++i) {
+    const int nt = (tid >> 7) + 2 * i;
+    if (nt >= na) break;
+    const int tok = 8 * nt + ti.tl;
+    const uint2 v = *reinterpret_cast<const uint2*>(st + ti.a_off + 1024 * nt);
+    const uint32_t sw =
+        *reinterpret_cast<const uint32_t*>(sc + 512 + swz_row_word(arow + tok));
+    const uint32_t e = (sw >> (8 * ti.blk)) & 0xFFu;
+    *reinterpret_cast<uint4*>(tb + ti.tb_off + 512 * nt) = token_cvt<AK>(v, e, blk_ok && tok < tok_valid);
+  }
 }
 
 // The load side of a CTA's unit range: the next unit to load (tile t, K stage kt) and what its loads
@@ -189,6 +227,8 @@ struct LoadCursor {
   int n0, n_valid, tok_valid;
   const uint8_t* bsc;  // B scales: swizzled, the tile's 512-byte block at kt = 0; LINEAR, the group's rows
   int64_t asc;         // swizzled: this lane's A scale word at kt = 0 (token a_srow0 + lane)
+  int64_t atile;       // swizzled: the A scale tile holding the chunk's tokens, at kt = 0
+  int arow;            // swizzled: a_srow0 % 128 (the chunk's first row inside that tile); LINEAR 0
 };
 
 template <int T>
@@ -201,9 +241,13 @@ __device__ __forceinline__ void cursor_tile(LoadCursor& c, const GemmSm90Params&
   c.tok_valid = ti.tok_valid;
   c.bsc = p.b_scales + static_cast<int64_t>(ti.g) * p.b_scale_stride;
   c.asc = 0;
+  c.atile = 0;
+  c.arow = 0;
   if (p.swizzled) {
     c.bsc += static_cast<int64_t>(ti.n0 >> 7) * (p.scale_ld >> 2) * layout::kTileBytes;
     c.asc = layout::swizzled_offset(ti.a_srow0 + lane, 0, p.scale_ld);
+    c.atile = layout::swizzled_offset(ti.a_srow0 & ~int64_t(127), 0, p.scale_ld);
+    c.arow = static_cast<int>(ti.a_srow0 & 127);
   }
 }
 
@@ -229,13 +273,26 @@ __device__ __forceinline__ void issue_stage(const GemmSm90DecodeParams& dp, cons
   const GemmSm90Params& p = dp.g;
   const int kt = lc.kt;
   const int32_t kx = kt * kBK;
+  uint8_t* sc = st + kScaleOff;
+  const uint32_t sc_addr = ptx::smem_addr(sc);
+  if (dp.bulk_scales) {  // the stage's B scale tile and the A scale tile holding its tokens: two bulk copies
+    if (lane == 0) {
+      ptx::mbar_arrive_expect_tx(full, kTx + 1024);
+      ptx::tma_load_2d_hint(ptx::smem_addr(st), dp.tmap_b, kx, lc.brow, full, b_policy);
+      ptx::tma_load_2d(ptx::smem_addr(st + kABoxOff), dp.tmap_a, kx, lc.tok0, full);
+      ptx::bulk_load(sc_addr, lc.bsc + static_cast<int64_t>(kt) * layout::kTileBytes, 512, full);
+      ptx::bulk_load(sc_addr + 512, dp.g.a_scales + lc.atile + static_cast<int64_t>(kt) * layout::kTileBytes, 512,
+                     full);
+    }
+    return;
+  }
   if (lane == 0) {
     ptx::mbar_arrive_expect_tx(full, kTx);
     ptx::tma_load_2d_hint(ptx::smem_addr(st), dp.tmap_b, kx, lc.brow, full, b_policy);
     ptx::tma_load_2d(ptx::smem_addr(st + kABoxOff), dp.tmap_a, kx, lc.tok0, full);
   }
-  uint8_t* sc = st + kScaleOff;
-  const uint32_t sc_addr = ptx::smem_addr(sc);
+  // A scale words: each token's word at its place in a 512-byte tile (as the bulk copy leaves it).
+  const uint32_t a_word = swz_row_word(static_cast<uint32_t>(lc.arow + lane));
   if (dp.scale_words) {
     if (swz) {
       // B: the 512-byte tile of rows n0 .. n0 + 127 (padding rows included: inside the tensor), blocks
@@ -244,7 +301,7 @@ __device__ __forceinline__ void issue_stage(const GemmSm90DecodeParams& dp, cons
 #pragma unroll
       for (int i = 0; i < 4; ++i) ptx::cp_async_4_zfill(sc_addr + 4 * (lane + 32 * i), src + 4 * (lane + 32 * i), true);
       if (lane < T)
-        ptx::cp_async_4_zfill(sc_addr + 512 + 4 * lane,
+        ptx::cp_async_4_zfill(sc_addr + 512 + a_word,
                               p.a_scales + lc.asc + static_cast<int64_t>(kt) * layout::kTileBytes, true);
     } else {
       // LINEAR rows whose 4-block words are aligned (4 | ceil(K/32)): gathered into the tile layout.
@@ -257,7 +314,7 @@ __device__ __forceinline__ void issue_stage(const GemmSm90DecodeParams& dp, cons
       }
       if (lane < T) {
         const bool ok = lane < lc.tok_valid;
-        ptx::cp_async_4_zfill(sc_addr + 512 + 4 * lane,
+        ptx::cp_async_4_zfill(sc_addr + 512 + a_word,
                               ok ? p.a_scales + (static_cast<int64_t>(lc.tok0) + lane) * p.scale_ld + 4 * kt
                                  : p.a_scales,
                               ok);
@@ -279,7 +336,7 @@ __device__ __forceinline__ void issue_stage(const GemmSm90DecodeParams& dp, cons
       *reinterpret_cast<uint32_t*>(sc + swz_row_word(r)) = r < lc.n_valid ? word(lc.bsc + (lc.n0 + r) * p.scale_ld) : 0u;
     }
     if (lane < T)
-      *reinterpret_cast<uint32_t*>(sc + 512 + 4 * lane) =
+      *reinterpret_cast<uint32_t*>(sc + 512 + a_word) =
           lane < lc.tok_valid ? word(p.a_scales + (static_cast<int64_t>(lc.tok0) + lane) * p.scale_ld) : 0u;
     ptx::mbar_arrive(full);  // release: the stores above are visible to the waiting warps
   }
@@ -429,7 +486,6 @@ __device__ __forceinline__ void decode_body_per_count(const GemmSm90DecodeParams
   constexpr int kStageBytes = static_cast<int>(gemm_sm90_decode_stage_bytes(T));
   constexpr int kScaleOff = static_cast<int>(gemm_sm90_decode_stage_data(T));
   constexpr int kTokBytes = 256 * T;
-  constexpr int kItems = (128 * NT + kThreads - 1) / kThreads;  // token items per thread and stage, at most
   static_assert(T == 8 || T == 16 || T == 32, "tokens per tile");
   static_assert(kABoxOff % 1024 == 0 && (T * 128) % 1024 == 0, "128-byte swizzled boxes start 1 KiB aligned");
   const GemmSm90Params& p = dp.g;
@@ -444,7 +500,7 @@ __device__ __forceinline__ void decode_body_per_count(const GemmSm90DecodeParams
   // full: the issuing lane's arrive.expect_tx (TMA bytes) and its warp's 32 scale arrivals.
   if (tid == 0) {
 #pragma unroll
-    for (int i = 0; i < kStages; ++i) ptx::mbar_init(&full[i], 1 + 32);
+    for (int i = 0; i < kStages; ++i) ptx::mbar_init(&full[i], dp.bulk_scales ? 1 : 1 + 32);
     ptx::mbar_fence_init();
   }
   const Space sp = build_space<T>(p, table, warp_buf);
@@ -489,7 +545,10 @@ __device__ __forceinline__ void decode_body_per_count(const GemmSm90DecodeParams
 
   // ---- the stages ----------------------------------------------------------------------------------------------
   const int g8 = lane >> 2, tig = lane & 3;
-  const int r0 = 16 * warp + g8;  // this thread's B rows r0, r0 + 8 of the tile
+  // this thread's B rows r0, r0 + 8 of the tile: mma row g8 takes B row g8 / 2 + 4 (g8 % 2), so a
+  // quarter warp's rows differ in bit 2 and its 16-byte loads under the 128-byte swizzle hit 32 banks
+  const int r0 = 16 * warp + ((g8 >> 1) | ((g8 & 1) << 2));
+  const TokItem tki = tok_item<NT>(tid);
   const StreamK sk{W, P, me, u_begin, u_end, U};
   uint32_t it = 0;
   int64_t u = u_begin;
@@ -498,6 +557,7 @@ __device__ __forceinline__ void decode_body_per_count(const GemmSm90DecodeParams
   while (u < u_end) {
     const int k1 = static_cast<int>(min(static_cast<int64_t>(U), u_end - static_cast<int64_t>(t) * U));
     const Tile ti = decode_tile<T>(p, sp, t);
+    const uint32_t arow = p.swizzled ? static_cast<uint32_t>(ti.a_srow0 & 127) : 0u;
     float acc2[2][NT][4];  // even and odd K steps: two dependency chains of mma per stage, not one
 #pragma unroll
     for (int q = 0; q < 2; ++q)
@@ -514,7 +574,6 @@ __device__ __forceinline__ void decode_body_per_count(const GemmSm90DecodeParams
     auto stages = [&](auto nta_c) {
       constexpr int NTA = decltype(nta_c)::value;
       const int na = NTA ? NTA : nta;
-      constexpr int kIt = NTA ? (128 * NTA + kThreads - 1) / kThreads : kItems;
       for (int kt = k0; kt < k1; ++kt, ++it) {
         const uint32_t s = it % kStages, round = it / kStages;
         const uint8_t* st = smem + s * kStageBytes;
@@ -526,29 +585,9 @@ __device__ __forceinline__ void decode_body_per_count(const GemmSm90DecodeParams
         // mma B fragments {lo, hi} of lane (tok % 8) * 4 + tig of n-tile tok / 8, stored as one 16-byte
         // entry [pr][n-tile][lane] of the token buffer (a warp's items fill 512 contiguous bytes). Tokens
         // outside the chunk and blocks past K give zeros. (With NTA > 0 the divisions are by constants.)
-#pragma unroll 1
-        for (int i = 0; i < kIt; ++i) {
-          const int item = tid + kThreads * i;
-          if (item >= 128 * na) continue;  // uniform per warp
-          const int pr = item / (32 * na), rem = item - pr * 32 * na, tok = rem >> 2, tg = rem & 3;
-          const int bb = pr >> 1, hh = pr & 1, blk = 2 * bb + (tg >> 1);
-          const uint2 v = *reinterpret_cast<const uint2*>(st + kABoxOff + sw128_offset(tok, 4 * bb + tg) + 8 * hh);
-          const uint32_t e = (*reinterpret_cast<const uint32_t*>(sc + 512 + 4 * tok) >> (8 * blk)) & 0xFFu;
-          uint32_t lo0 = 0u, hi0 = 0u, lo1 = 0u, hi1 = 0u;
-          if (tok < ti.tok_valid && 4 * kt + blk < kc) {
-            if (code_slow<AK>(e) || ((special_bits<AK>(v.x) | special_bits<AK>(v.y)) & 0x80808080u) != 0) {
-              cvt_exact<AK>(v.x, code_exact(e), lo0, hi0);
-              cvt_exact<AK>(v.y, code_exact(e), lo1, hi1);
-            } else {
-              cvt_fast<AK>(v.x, code_mult<AK>(e), lo0, hi0);
-              cvt_fast<AK>(v.y, code_mult<AK>(e), lo1, hi1);
-            }
-          }
-          reinterpret_cast<uint4*>(tb)[(pr * NT + (tok >> 3)) * 32 + (rem & 31)] = make_uint4(lo0, hi0, lo1, hi1);
-        }
+        token_items<AK, (NTA ? NTA : NT)>(tki, tid, na, st, sc, tb, arow, ti.tok_valid, kt, kc);
         __syncthreads();  // the token buffer is whole; every warp is done with stage it - 1's slot
         if (issuer) issue_next((it + kStages - 1) % kStages);
-
         stage_mma<BK, NT>(st, sc, reinterpret_cast<const uint4*>(tb), r0, tig, lane, row_ok, kt, kc, na, acc2);
       }
     };
@@ -586,7 +625,7 @@ __device__ __forceinline__ void decode_body_one_loop(const GemmSm90DecodeParams&
   // full: the issuing lane's arrive.expect_tx (TMA bytes) and its warp's 32 scale arrivals.
   if (tid == 0) {
 #pragma unroll
-    for (int i = 0; i < kStages; ++i) ptx::mbar_init(&full[i], 1 + 32);
+    for (int i = 0; i < kStages; ++i) ptx::mbar_init(&full[i], dp.bulk_scales ? 1 : 1 + 32);
     ptx::mbar_fence_init();
   }
   const Space sp = build_space<T>(p, table, warp_buf);
@@ -626,7 +665,8 @@ __device__ __forceinline__ void decode_body_one_loop(const GemmSm90DecodeParams&
 
   // ---- the stages ----------------------------------------------------------------------------------------------
   const int g8 = lane >> 2, tig = lane & 3;
-  const int r0 = 16 * warp + g8;
+  const int r0 = 16 * warp + ((g8 >> 1) | ((g8 & 1) << 2));  // as decode_body_per_count
+  const TokItem tki = tok_item<NT>(tid);
   const StreamK sk{W, P, me, u_begin, u_end, U};
   uint32_t it = 0;
   int64_t u = u_begin;
@@ -635,6 +675,7 @@ __device__ __forceinline__ void decode_body_one_loop(const GemmSm90DecodeParams&
   while (u < u_end) {
     const int k1 = static_cast<int>(min(static_cast<int64_t>(U), u_end - static_cast<int64_t>(t) * U));
     const Tile ti = decode_tile<T>(p, sp, t);
+    const uint32_t arow = p.swizzled ? static_cast<uint32_t>(ti.a_srow0 & 127) : 0u;
     float acc2[2][NT][4];
 #pragma unroll
     for (int q = 0; q < 2; ++q)
@@ -645,26 +686,20 @@ __device__ __forceinline__ void decode_body_one_loop(const GemmSm90DecodeParams&
     const bool row_ok[2] = {r0 < ti.n_valid, r0 + 8 < ti.n_valid};
     const int nta = (ti.tok_valid + 7) >> 3;
 
+    // The stages, the n-tile count known at run time.
     for (int kt = k0; kt < k1; ++kt, ++it) {
       const uint32_t s = it % kStages, round = it / kStages;
       const uint8_t* st = smem + s * kStageBytes;
       const uint8_t* sc = st + kScaleOff;
-      const uint8_t* abox = st + kABoxOff;
       uint8_t* tb = tokbuf + (it & 1) * kTokBytes;
       ptx::mbar_wait(&full[s], round & 1);
       // Token items (as decode_body_per_count), the n-tile count known at run time.
-      for (int item = tid; item < 128 * nta; item += kThreads) {
-        const int pr = item / (32 * nta), rem = item - pr * 32 * nta, tok = rem >> 2;
-        const uint32_t sw = *reinterpret_cast<const uint32_t*>(sc + 512 + 4 * tok);
-        reinterpret_cast<uint4*>(tb)[(pr * NT + (tok >> 3)) * 32 + (rem & 31)] =
-            token_frag<AK>(abox, sw, tok, rem & 3, pr, tok < ti.tok_valid, kt, kc);
-      }
+      token_items<AK, NT>(tki, tid, nta, st, sc, tb, arow, ti.tok_valid, kt, kc);
       __syncthreads();  // the token buffer is whole; every warp is done with stage it - 1's slot
       if (warp == kIssueWarp && lc.left > 0) {
         issue((it + kStages - 1) % kStages);
         advance();
       }
-
       stage_mma<BK, NT>(st, sc, reinterpret_cast<const uint4*>(tb), r0, tig, lane, row_ok, kt, kc, nta, acc2);
     }
 
@@ -678,6 +713,7 @@ __device__ __forceinline__ void decode_body_one_loop(const GemmSm90DecodeParams&
 }  // namespace decode
 }  // namespace sm90gemm
 }  // namespace mxq
+
 
 // extern "C" entry points, looked up by name from the embedded image (src/cuda/op_gemm.cpp):
 // mxq_gemm_sm90_decode_<A>_<B>_<D>_t<T>_x<CTAs per SM>.

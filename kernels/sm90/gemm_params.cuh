@@ -165,6 +165,7 @@ struct alignas(64) GemmSm90DecodeParams {
   uint32_t* counters;   // workspace, [max_tiles * 8], zeroed by the launcher before every launch
   float* partials;      // workspace, [gridDim.x][2][8 warps][T/2 registers][32 lanes]
   int32_t scale_words;  // scales readable as aligned 4-byte words (SWIZZLED, or LINEAR with 4 | ceil(K/32))
+  int32_t bulk_scales;  // SWIZZLED with 16-byte aligned scale tensors: a stage's scale tiles by bulk copies
 };
 
 // Kernel parameters of the TMA kernel: the TMA descriptors (CUtensorMap, 128 bytes each, encoded

@@ -452,6 +452,9 @@ class GemmSm90Decode final : public OpImpl {
     // 4-byte aligned scale tensors); LINEAR when each row's 4-block words are aligned.
     const auto aligned4 = [](const void* q) { return (reinterpret_cast<uintptr_t>(q) & 3u) == 0; };
     dp.scale_words = p.swizzled || (layout::scale_cols(d_.k) % 4 == 0 && aligned4(p.a_scales) && aligned4(p.b_scales));
+    // Swizzled scale tiles by bulk copies (16-byte aligned sources).
+    const auto aligned16 = [](const void* q) { return (reinterpret_cast<uintptr_t>(q) & 15u) == 0; };
+    dp.bulk_scales = p.swizzled && aligned16(p.a_scales) && aligned16(p.b_scales) && p.b_scale_stride % 16 == 0;
     dp.counters = static_cast<uint32_t*>(workspace);
     dp.partials = reinterpret_cast<float*>(static_cast<uint8_t*>(workspace) + counter_bytes_);
     // One 128-byte box per operand and stage (128-byte swizzle: each row's 128 bytes are one request).
