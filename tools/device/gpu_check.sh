@@ -39,7 +39,7 @@ fi
 if [[ $part != 1 ]]; then
   stage sanitizer 240 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
     "$MXQ_BUILD_DIR/tests/mxq_gpu_tests" \
-    "[dequantize]~[large],[swizzle],[backend]~[graph],[quantize][groups],[quantize][swiglu],[attention],*edge group sizes*,*exact branch*"
+    "[dequantize]~[large],[swizzle],[backend]~[graph],[quantize][groups],[quantize][swiglu],[attention],*edge group sizes*,*exact branch*,[decode]"
   # Shared-memory hazards of the attention forward (its producer, converter and math warps share
   # flags and stages without block barriers).
   stage racecheck 240 compute-sanitizer --tool racecheck --error-exitcode 9 \
