@@ -475,43 +475,70 @@ __device__ __forceinline__ void finish_tile(const GemmSm90DecodeParams& dp, cons
   }
 }
 
+// What both bodies set up before their loads: the dynamic shared memory (the ring of kStages stages,
+// two token buffers, the `full` mbarriers, the group table), the mbarriers (each counts the issuing
+// lane's arrive.expect_tx, plus its warp's 32 scale cp.async arrivals without the bulk copies), the
+// group space, and the stream-K range's sizes (units W of U K stages, P CTAs taking part).
+template <int T, int kCtas>
+struct Frame {
+  static constexpr int kStages = kGemmSm90DecodeStages / kCtas;
+  static constexpr int kABoxOff = kBN * 128;  // A's T x 128-byte box follows B's 128 x 128-byte box
+  static constexpr int kStageBytes = static_cast<int>(gemm_sm90_decode_stage_bytes(T));
+  static constexpr int kScaleOff = static_cast<int>(gemm_sm90_decode_stage_data(T));
+  static constexpr int kTokBytes = 256 * T;
+  static_assert(T == 8 || T == 16 || T == 32, "tokens per tile");
+  static_assert(kABoxOff % 1024 == 0 && (T * 128) % 1024 == 0, "128-byte swizzled boxes start 1 KiB aligned");
+  uint8_t* smem;
+  uint8_t* tokbuf;
+  uint64_t* full;
+  Space sp;
+  int kc, U;
+  int64_t W, P;
+};
+
+template <int T, int kCtas>
+__device__ __forceinline__ Frame<T, kCtas> frame_setup(const GemmSm90DecodeParams& dp, int tid) {
+  using F = Frame<T, kCtas>;
+  const GemmSm90Params& p = dp.g;
+  extern __shared__ uint8_t smem_raw[];
+  __shared__ int warp_buf[kThreads / 32];
+  F f;
+  f.smem = ptx::smem_align1024(smem_raw);
+  f.tokbuf = f.smem + F::kStages * F::kStageBytes;
+  f.full = reinterpret_cast<uint64_t*>(f.tokbuf + 2 * F::kTokBytes);
+  int* table = reinterpret_cast<int*>(f.full + F::kStages);
+  if (tid == 0) {
+#pragma unroll
+    for (int i = 0; i < F::kStages; ++i) ptx::mbar_init(&f.full[i], dp.bulk_scales ? 1 : 1 + 32);
+    ptx::mbar_fence_init();
+  }
+  f.sp = build_space<T>(p, table, warp_buf);
+  __syncthreads();
+  const int64_t K = p.k;
+  f.kc = static_cast<int>(layout::scale_cols(K));
+  f.U = static_cast<int>(layout::ceil_div(K, kBK));  // K stages per tile (K < 2^31)
+  f.W = static_cast<int64_t>(f.sp.total_tiles) * f.U;
+  f.P = min(static_cast<int64_t>(gridDim.x), max(int64_t(1), f.W / kGemmSm90DecodeMinStages));
+  return f;
+}
+
 // kCtas: CTAs per SM the kernel is built for (launch bounds; the ring is 8 / kCtas stages deep). The
 // stage loop is compiled once per count of 8-token n-tiles a tile fills (1, 2; more, as T = 32 would
 // have, at run time), so the skipped n-tiles cost no branches.
 template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, int T, int kCtas>
 __device__ __forceinline__ void decode_body_per_count(const GemmSm90DecodeParams& dp) {
   constexpr int NT = T / 8;
-  constexpr int kStages = kGemmSm90DecodeStages / kCtas;
-  constexpr int kABoxOff = kBN * 128;  // A's T x 128-byte box follows B's 128 x 128-byte box
-  constexpr int kStageBytes = static_cast<int>(gemm_sm90_decode_stage_bytes(T));
-  constexpr int kScaleOff = static_cast<int>(gemm_sm90_decode_stage_data(T));
-  constexpr int kTokBytes = 256 * T;
-  static_assert(T == 8 || T == 16 || T == 32, "tokens per tile");
-  static_assert(kABoxOff % 1024 == 0 && (T * 128) % 1024 == 0, "128-byte swizzled boxes start 1 KiB aligned");
+  using F = Frame<T, kCtas>;
+  constexpr int kStages = F::kStages, kStageBytes = F::kStageBytes, kScaleOff = F::kScaleOff, kTokBytes = F::kTokBytes;
   const GemmSm90Params& p = dp.g;
-  extern __shared__ uint8_t smem_raw[];
-  uint8_t* smem = ptx::smem_align1024(smem_raw);
-  uint8_t* tokbuf = smem + kStages * kStageBytes;
-  uint64_t* full = reinterpret_cast<uint64_t*>(tokbuf + 2 * kTokBytes);
-  int* table = reinterpret_cast<int*>(full + kStages);
-  __shared__ int warp_buf[kThreads / 32];
-
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-  // full: the issuing lane's arrive.expect_tx (TMA bytes) and its warp's 32 scale arrivals.
-  if (tid == 0) {
-#pragma unroll
-    for (int i = 0; i < kStages; ++i) ptx::mbar_init(&full[i], dp.bulk_scales ? 1 : 1 + 32);
-    ptx::mbar_fence_init();
-  }
-  const Space sp = build_space<T>(p, table, warp_buf);
-  __syncthreads();
-
-  const int64_t K = p.k;
-  const int kc = static_cast<int>(layout::scale_cols(K));
-  const int U = static_cast<int>(layout::ceil_div(K, kBK));  // K stages per tile (K < 2^31)
-  const int64_t W = static_cast<int64_t>(sp.total_tiles) * U;
-  const int64_t P = min(static_cast<int64_t>(gridDim.x), max(int64_t(1), W / kGemmSm90DecodeMinStages));
-  const int64_t me = blockIdx.x;
+  const F f = frame_setup<T, kCtas>(dp, tid);
+  uint8_t* const smem = f.smem;
+  uint8_t* const tokbuf = f.tokbuf;
+  uint64_t* const full = f.full;
+  const Space& sp = f.sp;
+  const int kc = f.kc, U = f.U;
+  const int64_t W = f.W, P = f.P, me = blockIdx.x;
   if (me >= P) return;
   const int64_t u_begin = me * W / P, u_end = (me + 1) * W / P;
 
@@ -606,37 +633,17 @@ __device__ __forceinline__ void decode_body_per_count(const GemmSm90DecodeParams
 template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, int T, int kCtas>
 __device__ __forceinline__ void decode_body_one_loop(const GemmSm90DecodeParams& dp) {
   constexpr int NT = T / 8;
-  constexpr int kStages = kGemmSm90DecodeStages / kCtas;
-  constexpr int kABoxOff = kBN * 128;  // A's box follows B's 128 x 128-byte box
-  constexpr int kStageBytes = static_cast<int>(gemm_sm90_decode_stage_bytes(T));
-  constexpr int kScaleOff = static_cast<int>(gemm_sm90_decode_stage_data(T));
-  constexpr int kTokBytes = 256 * T;
-  static_assert(T == 8 || T == 16 || T == 32, "tokens per tile");
-  static_assert(kABoxOff % 1024 == 0 && (T * 128) % 1024 == 0, "128-byte swizzled boxes start 1 KiB aligned");
+  using F = Frame<T, kCtas>;
+  constexpr int kStages = F::kStages, kStageBytes = F::kStageBytes, kScaleOff = F::kScaleOff, kTokBytes = F::kTokBytes;
   const GemmSm90Params& p = dp.g;
-  extern __shared__ uint8_t smem_raw[];
-  uint8_t* smem = ptx::smem_align1024(smem_raw);
-  uint8_t* tokbuf = smem + kStages * kStageBytes;
-  uint64_t* full = reinterpret_cast<uint64_t*>(tokbuf + 2 * kTokBytes);
-  int* table = reinterpret_cast<int*>(full + kStages);
-  __shared__ int warp_buf[kThreads / 32];
-
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-  // full: the issuing lane's arrive.expect_tx (TMA bytes) and its warp's 32 scale arrivals.
-  if (tid == 0) {
-#pragma unroll
-    for (int i = 0; i < kStages; ++i) ptx::mbar_init(&full[i], dp.bulk_scales ? 1 : 1 + 32);
-    ptx::mbar_fence_init();
-  }
-  const Space sp = build_space<T>(p, table, warp_buf);
-  __syncthreads();
-
-  const int64_t K = p.k;
-  const int kc = static_cast<int>(layout::scale_cols(K));
-  const int U = static_cast<int>(layout::ceil_div(K, kBK));  // K stages per tile (< 2^31 / 128)
-  const int64_t W = static_cast<int64_t>(sp.total_tiles) * U;
-  const int64_t P = min(static_cast<int64_t>(gridDim.x), max(int64_t(1), W / kGemmSm90DecodeMinStages));
-  const int64_t me = blockIdx.x;
+  const F f = frame_setup<T, kCtas>(dp, tid);
+  uint8_t* const smem = f.smem;
+  uint8_t* const tokbuf = f.tokbuf;
+  uint64_t* const full = f.full;
+  const Space& sp = f.sp;
+  const int kc = f.kc, U = f.U;
+  const int64_t W = f.W, P = f.P, me = blockIdx.x;
   if (me >= P) return;
   const int64_t u_begin = me * W / P, u_end = (me + 1) * W / P;
 
