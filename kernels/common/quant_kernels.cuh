@@ -296,14 +296,36 @@ struct MgScaleDst {
   __device__ __forceinline__ uint32_t row() const { return w & kNoRow; }
 };
 
+// The groups of an M-grouped data tile (t.nload > 0): its first and last group.
+struct MgTileGroups {
+  int64_t g0, g1;
+};
+__device__ __forceinline__ MgTileGroups mg_tile_groups(const QuantTile& t, const GroupView& gv) {
+  MgTileGroups m;
+  gv.tile_groups(t, m.g0, m.g1);
+  return m;
+}
+// MgScaleDst::kPad when a group ends inside the tile, whose last loaded row is last - 1 (its padding
+// lines are then zeroed: write_mgrouped_scales_at), else 0.
+__device__ __forceinline__ uint32_t mg_pad_bit(const GroupView& gv, const MgTileGroups& m, int64_t last) {
+  return (m.g1 > m.g0 || gv.end(m.g0) <= last) ? MgScaleDst::kPad : 0u;
+}
+
+// Byte offset of data row r's scale row (r in the tile, groups m.g0 .. m.g1), 64-bit arithmetic.
+__device__ __forceinline__ int64_t mg_scale_row(const QuantizeParams& p, const QuantTile& t, const GroupView& gv,
+                                                const MgTileGroups& m, int64_t r) {
+  const int64_t g = m.g1 == m.g0 ? m.g0 : gv.group_of_row(r, m.g0, m.g1 + 1);
+  return layout::swizzled_offset(kQuantTile * gv.tile0(g) + (r - gv.start(g)), 4 * t.tc, p.row_scale_ld);
+}
+
 // Ring kernel only (its plans' scale tensors are below 2^31 bytes).
 __device__ __forceinline__ MgScaleDst mgrouped_scale_dst(const QuantizeParams& p, const QuantTile& t,
                                                          const GroupView& gv) {
   if (t.nload <= 0) return MgScaleDst{MgScaleDst::kNoRow};
   const int64_t last = t.r0 + t.nload;
-  int64_t g0, g1;
-  gv.tile_groups(t, g0, g1);
-  uint32_t w = (g1 > g0 || gv.end(g0) <= last) ? MgScaleDst::kPad : 0u;
+  const MgTileGroups m = mg_tile_groups(t, gv);
+  const int64_t g0 = m.g0, g1 = m.g1;
+  uint32_t w = mg_pad_bit(gv, m, last);
   const int tid = threadIdx.x;
   if (tid < t.nload && !gv.global()) {
     // The shared-memory table, in 32-bit arithmetic: the launcher keeps these scale tensors below
@@ -320,13 +342,10 @@ __device__ __forceinline__ MgScaleDst mgrouped_scale_dst(const QuantizeParams& p
       g = static_cast<uint32_t>(gv.group_of_row(r, g0, g1 + 1));
     }
     const uint32_t row = kQuantTile * static_cast<uint32_t>(gv.tab.tile0[g]) + (r - st[2 * g]);
-    w |= ((row >> 7) * static_cast<uint32_t>(p.row_scale_ld >> 2) + static_cast<uint32_t>(t.tc)) * 512u +
-         (row & 31u) * 16u + ((row >> 5) & 3u) * 4u;
+    w |= layout::swizzled_offset_in<uint32_t>(row, 4u * static_cast<uint32_t>(t.tc),
+                                              static_cast<uint32_t>(p.row_scale_ld));
   } else if (tid < t.nload) {
-    const int64_t r = t.r0 + tid;
-    const int64_t g = g1 == g0 ? g0 : gv.group_of_row(r, g0, g1 + 1);
-    w |= static_cast<uint32_t>(
-        layout::swizzled_offset(kQuantTile * gv.tile0(g) + (r - gv.start(g)), 4 * t.tc, p.row_scale_ld));
+    w |= static_cast<uint32_t>(mg_scale_row(p, t, gv, m, t.r0 + tid));
   } else {
     w |= MgScaleDst::kNoRow;
   }
@@ -399,16 +418,11 @@ __device__ __forceinline__ void write_mgrouped_scales(const QuantizeParams& p, c
 __device__ __forceinline__ void write_mgrouped_scales(const QuantizeParams& p, const QuantTile& t, const uint8_t* s,
                                                       const GroupView& gv) {
   if (t.nload <= 0) return;
-  int64_t g0, g1;
-  gv.tile_groups(t, g0, g1);
-  const bool pad = g1 > g0 || gv.end(g0) <= t.r0 + t.nload;
+  const MgTileGroups m = mg_tile_groups(t, gv);
+  const bool pad = mg_pad_bit(gv, m, t.r0 + t.nload) != 0u;
   const int tid = threadIdx.x;
   int64_t row = 0;
-  if (tid < t.nload) {
-    const int64_t r = t.r0 + tid;
-    const int64_t g = g1 == g0 ? g0 : gv.group_of_row(r, g0, g1 + 1);
-    row = layout::swizzled_offset(kQuantTile * gv.tile0(g) + (r - gv.start(g)), 4 * t.tc, p.row_scale_ld);
-  }
+  if (tid < t.nload) row = mg_scale_row(p, t, gv, m, t.r0 + tid);
   write_mgrouped_scales_at(p, t, s, gv, tid < t.nload, row, pad);
 }
 

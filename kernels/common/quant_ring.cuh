@@ -304,8 +304,8 @@ __device__ __forceinline__ QuantTile tile_at(const QuantizeParams& p, const Tile
   t.tile_r = q.tr;
   t.sub = q.sub;
   t.c0 = static_cast<int64_t>(q.tc) * kQuantTile;
-  t.r0 = static_cast<int64_t>(q.tr) * kQuantTile + (q.sub == 2 ? kQuantTile / 2 : 0);
-  const int64_t cleft = p.cols - t.c0, rleft = p.rows - t.r0, rmax = q.sub ? kQuantTile / 2 : kQuantTile;
+  t.r0 = static_cast<int64_t>(q.tr) * kQuantTile + sub_row0(q.sub);
+  const int64_t cleft = p.cols - t.c0, rleft = p.rows - t.r0, rmax = sub_rows(q.sub);
   t.ncols = static_cast<int>(cleft < kQuantTile ? cleft : kQuantTile);
   t.nrows = static_cast<int>(rleft <= 0 ? 0 : rleft < rmax ? rleft : rmax);
   t.nload = t.nrows;

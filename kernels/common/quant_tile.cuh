@@ -25,6 +25,10 @@
 namespace mxq {
 namespace dev {
 
+// Rows of a tile part (QuantTile::sub): its first row inside the 128-row tile, and at most how many.
+__device__ __forceinline__ int sub_row0(int sub) { return sub == 2 ? kQuantTile / 2 : 0; }
+__device__ __forceinline__ int sub_rows(int sub) { return sub ? kQuantTile / 2 : kQuantTile; }
+
 struct QuantTile {
   int64_t b;           // batch entry
   int64_t r0;          // first data row
@@ -383,13 +387,13 @@ __device__ __forceinline__ QuantTile quant_tile_mgrouped(const QuantizeParams& p
   q.ncols = static_cast<int>(cleft < kQuantTile ? cleft : kQuantTile);
   q.b = 0;
   q.col_c0 = 0;
-  q.r0 = q.tile_r * kQuantTile + (sub == 2 ? kQuantTile / 2 : 0);
+  q.r0 = q.tile_r * kQuantTile + sub_row0(sub);
   if (q.r0 >= p.rows) {
     q.r0 = 0;
     q.nrows = q.nload = 0;
     return q;
   }
-  const int64_t rleft = p.rows - q.r0, rmax = sub ? kQuantTile / 2 : kQuantTile;
+  const int64_t rleft = p.rows - q.r0, rmax = sub_rows(sub);
   q.nrows = static_cast<int>(rleft < rmax ? rleft : rmax);
   const int64_t lleft = meta.covered - q.r0;
   q.nload = lleft <= 0 ? 0 : static_cast<int>(lleft < q.nrows ? lleft : q.nrows);

@@ -251,6 +251,14 @@ __device__ __forceinline__ void cursor_tile(LoadCursor& c, const GemmSm90Params&
   }
 }
 
+// Puts the cursor at unit u_begin of the range [u_begin, u_end) (its tile's fields: cursor_tile).
+__device__ __forceinline__ void cursor_start(LoadCursor& c, int64_t u_begin, int64_t u_end, int U) {
+  c.left = u_end - u_begin;
+  c.U = U;
+  c.t = static_cast<int>(u_begin / U);
+  c.kt = static_cast<int>(u_begin - static_cast<int64_t>(c.t) * U);
+}
+
 // Moves the cursor one unit on (to the next tile's first K stage after the last).
 template <int T>
 __device__ __forceinline__ void cursor_advance(LoadCursor& c, const GemmSm90Params& p, const Space& sp, int lane) {
@@ -551,10 +559,7 @@ __device__ __forceinline__ void decode_body_per_count(const GemmSm90DecodeParams
   const bool swz = p.swizzled != 0;
   const uint64_t b_policy = ptx::l2_policy_evict_first();
   LoadCursor lc;
-  lc.left = u_end - u_begin;
-  lc.U = U;
-  lc.t = static_cast<int>(u_begin / U);
-  lc.kt = static_cast<int>(u_begin - static_cast<int64_t>(lc.t) * U);
+  cursor_start(lc, u_begin, u_end, U);
   if (issuer) cursor_tile<T>(lc, p, sp, lane);
   // The cursor's unit into slot s, then the cursor moves on (warp kIssueWarp).
   auto issue_next = [&](uint32_t s) {
@@ -651,10 +656,7 @@ __device__ __forceinline__ void decode_body_one_loop(const GemmSm90DecodeParams&
   const uint64_t evict_first = ptx::l2_policy_evict_first();
   const bool swz = p.swizzled != 0;
   LoadCursor lc;
-  lc.left = u_end - u_begin;
-  lc.U = U;
-  lc.t = static_cast<int>(u_begin / U);
-  lc.kt = static_cast<int>(u_begin - static_cast<int64_t>(lc.t) * U);
+  cursor_start(lc, u_begin, u_end, U);
   cursor_tile<T>(lc, p, sp, lane);
   auto advance = [&]() { cursor_advance<T>(lc, p, sp, lane); };
   // The cursor's unit into slot s (the whole warp; lane 0 issues the TMA loads).

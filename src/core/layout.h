@@ -32,9 +32,13 @@ MXQ_HD int64_t swz_cols(int64_t scols) { return round_up(scols, kSwizzleCols); }
 
 // Byte offset of scale (r, c) inside a swizzled tensor whose padded column count is cpad.
 //   off(r, c) = ((r>>7)*(Cpad>>2) + (c>>2))*512 + (r&31)*16 + ((r>>5)&3)*4 + (c&3)
-MXQ_HD int64_t swizzled_offset(int64_t r, int64_t c, int64_t cpad) {
-  return ((r >> 7) * (cpad >> 2) + (c >> 2)) * kTileBytes + (r & 31) * 16 + ((r >> 5) & 3) * 4 + (c & 3);
+// I: the integer type to compute in (device code that knows its tensor is below 2^31 bytes uses
+// uint32_t, which saves the 64-bit arithmetic).
+template <typename I>
+MXQ_HD I swizzled_offset_in(I r, I c, I cpad) {
+  return ((r >> 7) * (cpad >> 2) + (c >> 2)) * static_cast<I>(kTileBytes) + (r & 31) * 16 + ((r >> 5) & 3) * 4 + (c & 3);
 }
+MXQ_HD int64_t swizzled_offset(int64_t r, int64_t c, int64_t cpad) { return swizzled_offset_in<int64_t>(r, c, cpad); }
 
 // Bytes of one (batch entry of a) scale tensor [rows, scols].
 MXQ_HD int64_t scale_bytes(bool swizzled, int64_t rows, int64_t scols) {
