@@ -309,6 +309,23 @@ __device__ __forceinline__ uint64_t desc_nmajor128(uint32_t smem_addr) {
   return desc;
 }
 
+// A branch that is never taken (x is a sum of exponentials: >= 0 or NaN) and cannot be predicated
+// (an endless loop): it ends ptxas's scheduling block there, so the wgmma wait that follows cannot
+// be hoisted above the code before it.
+__device__ __forceinline__ void sched_split(float x) {
+  if (x < 0.0f)
+    for (;;) asm volatile("nanosleep.u32 1000;" ::: "memory");
+}
+
+// desc_nmajor128 as a low word (computed once per tile) and a constant high word; offsets inside the
+// tile are added to the low word as (bytes >> 4) (shared addresses stay below 2^18: no carry).
+__device__ __forceinline__ uint32_t desc_nmajor128_lo(uint32_t smem_addr) {
+  return ((smem_addr & 0x3FFFFu) >> 4) | (static_cast<uint32_t>(kPanelBytes >> 4) << 16);
+}
+__device__ __forceinline__ uint64_t desc_nmajor128_at(uint32_t desc_lo, uint32_t byte_offset) {
+  return (static_cast<uint64_t>((1024u >> 4) | (1u << 30)) << 32) | (desc_lo + (byte_offset >> 4));
+}
+
 // kPingPong: the two math warpgroups take turns issuing their tensor-core work (named barriers
 // 3 and 4), so one warpgroup's softmax runs while the other's GEMMs occupy the tensor cores.
 // kInline: K/V converted inside this kernel (the workspace's units claimed through state words,
@@ -325,7 +342,7 @@ __device__ __forceinline__ uint64_t desc_nmajor128(uint32_t smem_addr) {
 // kLean: the TMA thread's waits for free stages suspend on the mbarrier (try_wait with a time hint)
 // instead of retrying at once, and the converter warps' idle polling is one thread's loop.
 template <int D, bool kPingPong, bool kInline, int kProdRegs, int kMathRegs, bool kPersist = false,
-          bool kLean = false>
+          bool kLean = false, int kX = 0>
 __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(!kPersist || kInline, "the persistent schedule is built on the in-kernel conversion");
@@ -567,6 +584,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
   const int cw = wg - 1, ctid = tid - 128 * (wg);
   const uint32_t q_addr = ptx::smem_addr(sq) + static_cast<uint32_t>(cw * 64 * 128);
   const float c = p.scale_log2;
+  const uint32_t q_desc_lo = ptx::smem_desc_sw128_lo(q_addr);
   int g = 0, it = 0;
   // The next item from the ring (kPersist; -1: none left), else this CTA's one item.
   auto take_item = [&]() -> int {
@@ -643,7 +661,11 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 #pragma unroll
       for (int ks = 0; ks < D / 16; ++ks) {
         const uint32_t off = static_cast<uint32_t>((ks >> 2) * kPanelBytes + (ks & 3) * 32);
-        ptx::wgmma_bf16_ss<128, 0>(s, ptx::smem_desc_sw128(q_addr + off), ptx::smem_desc_sw128(k_addr + off), ks > 0);
+        if constexpr (kX & 2)
+          ptx::wgmma_bf16_ss<128, 0>(s, ptx::smem_desc_sw128_at(q_desc_lo, off),
+                                     ptx::smem_desc_sw128_at(ptx::smem_desc_sw128_lo(k_addr), off), ks > 0);
+        else
+          ptx::wgmma_bf16_ss<128, 0>(s, ptx::smem_desc_sw128(q_addr + off), ptx::smem_desc_sw128(k_addr + off), ks > 0);
       }
       ptx::wgmma_commit();
     };
@@ -665,8 +687,20 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
         float mx = -INFINITY;
+        if constexpr (kX & 4) {  // a tree: depth 5 instead of a chain of 17
+          float m8[16];
 #pragma unroll
-        for (int j = 0; j < 16; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
+          for (int j = 0; j < 16; ++j) m8[j] = fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]);
+#pragma unroll
+          for (int j = 0; j < 8; ++j) m8[j] = fmaxf(m8[j], m8[j + 8]);
+#pragma unroll
+          for (int j = 0; j < 4; ++j) m8[j] = fmaxf(m8[j], m8[j + 4]);
+          m8[0] = fmaxf(fmaxf(m8[0], m8[2]), fmaxf(m8[1], m8[3]));
+          mx = m8[0];
+        } else {
+#pragma unroll
+          for (int j = 0; j < 16; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
+        }
         mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 2));
         const float m_new = fmaxf(m_run[r], mx * c);  // c > 0: the max commutes with the scaling
@@ -723,7 +757,9 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 #pragma unroll
         for (int kk = 0; kk < 8; ++kk)
           ptx::wgmma_bf16_rs<128, 1>(*reinterpret_cast<float(*)[64]>(&o_acc[0][0]), pf[kk],
-                                     desc_nmajor128(v_addr + static_cast<uint32_t>(kk * 2048)), 1);
+                                     kX & 2 ? desc_nmajor128_at(desc_nmajor128_lo(v_addr), kk * 2048)
+                                            : desc_nmajor128(v_addr + static_cast<uint32_t>(kk * 2048)),
+                                     1);
       } else {
 #pragma unroll
         for (int kk = 0; kk < 8; ++kk)
@@ -744,6 +780,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
         ptx::fence_acc(s);
         ptx::mbar_arrive(empty_k((g + t + 1) % kSt));
         softmax(t + 1, corr);
+        if constexpr (kX & 1) sched_split(fminf(l_run[0], l_run[1]));
       }
       ptx::wgmma_wait<0>();
 #pragma unroll
@@ -834,6 +871,30 @@ MXQ_ATTN_FWD_KERNELS(128)
 extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
     mxq_attn_fwd_sm90_d64(const __grid_constant__ mxq::AttnFwdSm90Params p) {
   mxq::sm90attn::attn_fwd_body<64, true, false, 40, 232>(p);
+}
+extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
+    mxq_attn_fwd_sm90_d64_x3(const __grid_constant__ mxq::AttnFwdSm90Params p) {
+  mxq::sm90attn::attn_fwd_body<64, true, false, 40, 232, false, false, 3>(p);
+}
+extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
+    mxq_attn_fwd_sm90_d128_inl_x3(const __grid_constant__ mxq::AttnFwdSm90Params p) {
+  mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, true, true, 3>(p);
+}
+extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
+    mxq_attn_fwd_sm90_d64_x7(const __grid_constant__ mxq::AttnFwdSm90Params p) {
+  mxq::sm90attn::attn_fwd_body<64, true, false, 40, 232, false, false, 7>(p);
+}
+extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
+    mxq_attn_fwd_sm90_d128_inl_x7(const __grid_constant__ mxq::AttnFwdSm90Params p) {
+  mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, true, true, 7>(p);
+}
+extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
+    mxq_attn_fwd_sm90_d64_x1(const __grid_constant__ mxq::AttnFwdSm90Params p) {
+  mxq::sm90attn::attn_fwd_body<64, true, false, 40, 232, false, false, 1>(p);
+}
+extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
+    mxq_attn_fwd_sm90_d128_inl_x1(const __grid_constant__ mxq::AttnFwdSm90Params p) {
+  mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, true, true, 1>(p);
 }
 extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
     mxq_attn_fwd_sm90_d128_inl(const __grid_constant__ mxq::AttnFwdSm90Params p) {
