@@ -312,8 +312,9 @@ __device__ __forceinline__ uint64_t desc_nmajor128(uint32_t smem_addr) {
 // A branch that is never taken (x is a sum of exponentials: >= 0 or NaN) and cannot be predicated
 // (an endless loop): it ends ptxas's scheduling block there, so the wgmma wait that follows cannot
 // be hoisted above the code before it.
+template <bool kUniform>
 __device__ __forceinline__ void sched_split(float x) {
-  if (x < 0.0f)
+  if (kUniform ? __any_sync(0xFFFFFFFFu, x < 0.0f) : x < 0.0f)
     for (;;) asm volatile("nanosleep.u32 1000;" ::: "memory");
 }
 
@@ -584,7 +585,8 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
   const int cw = wg - 1, ctid = tid - 128 * (wg);
   const uint32_t q_addr = ptx::smem_addr(sq) + static_cast<uint32_t>(cw * 64 * 128);
   const float c = p.scale_log2;
-  const uint32_t q_desc_lo = ptx::smem_desc_sw128_lo(q_addr);
+  const uint32_t q_desc_lo =
+      kX & 8 ? __shfl_sync(0xFFFFFFFFu, ptx::smem_desc_sw128_lo(q_addr), 0) : ptx::smem_desc_sw128_lo(q_addr);
   int g = 0, it = 0;
   // The next item from the ring (kPersist; -1: none left), else this CTA's one item.
   auto take_item = [&]() -> int {
@@ -623,6 +625,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       continue;
     }
     const int q0 = w.q0, lq = w.lq, lk = w.lk, shift = w.shift, n_tiles = w.n_tiles;
+    if constexpr (kX & 8) g = __shfl_sync(0xFFFFFFFFu, g, 0);  // warp-uniform: lets ptxas keep stage addresses uniform
     // This warpgroup's 64 query rows, dequantized into rows [64 cw, 64 cw + 64) of the Q tile (rows
     // past the sequence as zeros).
     {
@@ -780,7 +783,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
         ptx::fence_acc(s);
         ptx::mbar_arrive(empty_k((g + t + 1) % kSt));
         softmax(t + 1, corr);
-        if constexpr (kX & 1) sched_split(fminf(l_run[0], l_run[1]));
+        if constexpr (kX & 1) sched_split<(kX & 16) != 0>(fminf(l_run[0], l_run[1]));
       }
       ptx::wgmma_wait<0>();
 #pragma unroll
@@ -873,28 +876,36 @@ extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
   mxq::sm90attn::attn_fwd_body<64, true, false, 40, 232>(p);
 }
 extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
-    mxq_attn_fwd_sm90_d64_x3(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<64, true, false, 40, 232, false, false, 3>(p);
-}
-extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
-    mxq_attn_fwd_sm90_d128_inl_x3(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, true, true, 3>(p);
-}
-extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
-    mxq_attn_fwd_sm90_d64_x7(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<64, true, false, 40, 232, false, false, 7>(p);
-}
-extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
-    mxq_attn_fwd_sm90_d128_inl_x7(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, true, true, 7>(p);
-}
-extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
     mxq_attn_fwd_sm90_d64_x1(const __grid_constant__ mxq::AttnFwdSm90Params p) {
   mxq::sm90attn::attn_fwd_body<64, true, false, 40, 232, false, false, 1>(p);
 }
 extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
     mxq_attn_fwd_sm90_d128_inl_x1(const __grid_constant__ mxq::AttnFwdSm90Params p) {
   mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, true, true, 1>(p);
+}
+extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
+    mxq_attn_fwd_sm90_d64_x17(const __grid_constant__ mxq::AttnFwdSm90Params p) {
+  mxq::sm90attn::attn_fwd_body<64, true, false, 40, 232, false, false, 17>(p);
+}
+extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
+    mxq_attn_fwd_sm90_d128_inl_x17(const __grid_constant__ mxq::AttnFwdSm90Params p) {
+  mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, true, true, 17>(p);
+}
+extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
+    mxq_attn_fwd_sm90_d64_x23(const __grid_constant__ mxq::AttnFwdSm90Params p) {
+  mxq::sm90attn::attn_fwd_body<64, true, false, 40, 232, false, false, 23>(p);
+}
+extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
+    mxq_attn_fwd_sm90_d128_inl_x23(const __grid_constant__ mxq::AttnFwdSm90Params p) {
+  mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, true, true, 23>(p);
+}
+extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
+    mxq_attn_fwd_sm90_d64_x31(const __grid_constant__ mxq::AttnFwdSm90Params p) {
+  mxq::sm90attn::attn_fwd_body<64, true, false, 40, 232, false, false, 31>(p);
+}
+extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
+    mxq_attn_fwd_sm90_d128_inl_x31(const __grid_constant__ mxq::AttnFwdSm90Params p) {
+  mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, true, true, 31>(p);
 }
 extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
     mxq_attn_fwd_sm90_d128_inl(const __grid_constant__ mxq::AttnFwdSm90Params p) {
