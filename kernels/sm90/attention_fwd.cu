@@ -318,6 +318,23 @@ __device__ __forceinline__ void sched_split(float x) {
     for (;;) asm volatile("nanosleep.u32 1000;" ::: "memory");
 }
 
+// attn::p_e4m3_bf16x2 for two pairs with one conversion per pair instead of two (kX & 64): both
+// pairs' E4M3 bytes in one word, each pair's bytes placed into two 16-bit lanes (prmt), shifted
+// left by 4 (exponent field onto bf16's low 4 exponent bits, mantissa onto its top 3: the bf16 codes
+// of the values times 2^-120, subnormals included; the byte's sign bit is 0 for P >= 0), times
+// 2^120 (exact). An E4M3 NaN comes out finite, as in p_e4m3_bf16x2 (its row's sum is NaN).
+__device__ __forceinline__ void p_e4m3_bf16x2_x2(float a0, float b0, float a1, float b1, uint32_t& o0, uint32_t& o1) {
+  uint32_t w0, w1;
+  asm("{\n.reg .b16 q0, q1;\n.reg .b32 w;\ncvt.rn.satfinite.e4m3x2.f32 q0, %3, %2;\n"
+      "cvt.rn.satfinite.e4m3x2.f32 q1, %5, %4;\nmov.b32 w, {q0, q1};\nprmt.b32 %0, w, 0, 0x4140;\n"
+      "prmt.b32 %1, w, 0, 0x4342;\nshl.b32 %0, %0, 4;\nshl.b32 %1, %1, 4;\n}"
+      : "=r"(w0), "=r"(w1)
+      : "f"(a0), "f"(b0), "f"(a1), "f"(b1));
+  constexpr uint32_t k2p120 = ((127u + 120u) << 7) * 0x00010001u;
+  o0 = sm90gemm::mul_bf16x2(w0, k2p120);
+  o1 = sm90gemm::mul_bf16x2(w1, k2p120);
+}
+
 // desc_nmajor128 as a low word (computed once per tile) and a constant high word; offsets inside the
 // tile are added to the low word as (bytes >> 4) (shared addresses stay below 2^18: no carry).
 __device__ __forceinline__ uint32_t desc_nmajor128_lo(uint32_t smem_addr) {
@@ -655,7 +672,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
     // softmax of tile t+1, whose S product was issued just before it. Stages and phases follow the
     // CTA's running tile count g + t.
     float s[64];
-    uint32_t pf[8][4];
+    uint32_t pfb[kX & 32 ? 2 : 1][8][4];  // kX & 32: two P fragments, the next tile's packed while P V reads this one's
     auto issue_s = [&](int t) {  // S = Q K_t^T for 64 rows x 128 keys, into s
       const int st = (g + t) % kSt;
       ptx::mbar_wait(full_k(st), ((g + t) / kSt) & 1);
@@ -727,12 +744,23 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
     // shift and one exact bf16x2 multiply; a NaN P comes out finite, but a pair is two columns of one
     // row and that row's sum l is NaN, so the
     // O and LSE are NaN as with the exact form: attention_common.cuh).
-    auto pack_p = [&] {
+    auto pack_p = [&](auto buf_tag) {
+      constexpr int B = decltype(buf_tag)::value;
 #pragma unroll
       for (int kk = 0; kk < 8; ++kk)
 #pragma unroll
-        for (int r = 0; r < 4; ++r) pf[kk][r] = attn::p_e4m3_bf16x2(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
+        for (int r = 0; r < 4; r += 2) {
+          if constexpr ((kX & 64) != 0) {
+            p_e4m3_bf16x2_x2(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1], s[8 * kk + 2 * r + 2], s[8 * kk + 2 * r + 3],
+                             pfb[B][kk][r], pfb[B][kk][r + 1]);
+          } else {
+            pfb[B][kk][r] = attn::p_e4m3_bf16x2(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
+            pfb[B][kk][r + 1] = attn::p_e4m3_bf16x2(s[8 * kk + 2 * r + 2], s[8 * kk + 2 * r + 3]);
+          }
+        }
     };
+    using I0 = std::integral_constant<int, 0>;
+    using I1 = std::integral_constant<int, (kX & 32) ? 1 : 0>;
 
     if (n_tiles > 0) {
       float corr[2];
@@ -741,12 +769,15 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       ptx::fence_acc(s);
       ptx::mbar_arrive(empty_k(g % kSt));
       softmax(0, corr);  // O is still zero: nothing to rescale
-      pack_p();
+      pack_p(I0{});
     }
     // One pipeline step on tile t; kNext: tile t+1 exists (a compile-time flag, so ptxas sees one
     // fixed wgmma group structure per loop body and keeps the wgmma asynchronous).
-    auto step = [&](int t, auto next_tag) {
+    auto step = [&](int t, auto next_tag, auto buf_tag) {
       constexpr bool kNext = decltype(next_tag)::value;
+      constexpr int B = decltype(buf_tag)::value;
+      [[maybe_unused]] constexpr int NB = (kX & 32) ? B ^ 1 : B;
+      auto& pf = pfb[B];
       const int st = (g + t) % kSt;
       if constexpr (kPingPong) ptx::named_barrier_sync(3 + cw, 256);  // this warpgroup's turn
       if constexpr (kNext) issue_s(t + 1);
@@ -783,6 +814,11 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
         ptx::fence_acc(s);
         ptx::mbar_arrive(empty_k((g + t + 1) % kSt));
         softmax(t + 1, corr);
+        if constexpr ((kX & 32) != 0) {  // pack into the other fragment while P V still reads this one
+          pack_p(std::integral_constant<int, NB>{});
+#pragma unroll
+          for (int kk = 0; kk < 8; ++kk) ptx::fence_regs(pfb[NB][kk]);
+        }
         if constexpr (kX & 1) sched_split<(kX & 16) != 0>(fminf(l_run[0], l_run[1]));
       }
       ptx::wgmma_wait<0>();
@@ -796,13 +832,27 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
         for (int pn = 0; pn < kPanels; ++pn)
 #pragma unroll
           for (int i = 0; i < 32; ++i) o_acc[pn][i] *= corr[(i >> 1) & 1];
-        pack_p();
+        if constexpr ((kX & 32) == 0) pack_p(I0{});
       }
     };
     if constexpr (kPingPong)
       if (cw == 1 && n_tiles > 0) ptx::named_barrier_arrive(3, 256);  // warpgroup 0 goes first
-    for (int t = 0; t + 1 < n_tiles; ++t) step(t, std::true_type{});
-    if (n_tiles > 0) step(n_tiles - 1, std::false_type{});
+    if constexpr ((kX & 32) != 0) {  // two steps per iteration: fragment 0, then 1
+      int t = 0;
+      for (; t + 2 < n_tiles; t += 2) {
+        step(t, std::true_type{}, I0{});
+        step(t + 1, std::true_type{}, I1{});
+      }
+      if (t + 1 < n_tiles) {
+        step(t, std::true_type{}, I0{});
+        step(t + 1, std::false_type{}, I1{});
+      } else if (t < n_tiles) {
+        step(t, std::false_type{}, I0{});
+      }
+    } else {
+      for (int t = 0; t + 1 < n_tiles; ++t) step(t, std::true_type{}, I0{});
+      if (n_tiles > 0) step(n_tiles - 1, std::false_type{}, I0{});
+    }
     g += n_tiles;
 
     // Epilogue: l sums P * p_scale, so O = acc / l in bf16 and LSE = ln(sum exp(S)) =
@@ -876,36 +926,44 @@ extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
   mxq::sm90attn::attn_fwd_body<64, true, false, 40, 232>(p);
 }
 extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
-    mxq_attn_fwd_sm90_d64_x1(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<64, true, false, 40, 232, false, false, 1>(p);
+    mxq_attn_fwd_sm90_d64_x14(const __grid_constant__ mxq::AttnFwdSm90Params p) {
+  mxq::sm90attn::attn_fwd_body<64, true, false, 40, 232, false, false, 14>(p);
 }
 extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
-    mxq_attn_fwd_sm90_d128_inl_x1(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, true, true, 1>(p);
+    mxq_attn_fwd_sm90_d128_inl_x14(const __grid_constant__ mxq::AttnFwdSm90Params p) {
+  mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, true, true, 14>(p);
 }
 extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
-    mxq_attn_fwd_sm90_d64_x17(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<64, true, false, 40, 232, false, false, 17>(p);
+    mxq_attn_fwd_sm90_d64_x46(const __grid_constant__ mxq::AttnFwdSm90Params p) {
+  mxq::sm90attn::attn_fwd_body<64, true, false, 40, 232, false, false, 46>(p);
 }
 extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
-    mxq_attn_fwd_sm90_d128_inl_x17(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, true, true, 17>(p);
+    mxq_attn_fwd_sm90_d128_inl_x46(const __grid_constant__ mxq::AttnFwdSm90Params p) {
+  mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, true, true, 46>(p);
 }
 extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
-    mxq_attn_fwd_sm90_d64_x23(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<64, true, false, 40, 232, false, false, 23>(p);
+    mxq_attn_fwd_sm90_d64_x63(const __grid_constant__ mxq::AttnFwdSm90Params p) {
+  mxq::sm90attn::attn_fwd_body<64, true, false, 40, 232, false, false, 63>(p);
 }
 extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
-    mxq_attn_fwd_sm90_d128_inl_x23(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, true, true, 23>(p);
+    mxq_attn_fwd_sm90_d128_inl_x63(const __grid_constant__ mxq::AttnFwdSm90Params p) {
+  mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, true, true, 63>(p);
 }
 extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
-    mxq_attn_fwd_sm90_d64_x31(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<64, true, false, 40, 232, false, false, 31>(p);
+    mxq_attn_fwd_sm90_d64_x78(const __grid_constant__ mxq::AttnFwdSm90Params p) {
+  mxq::sm90attn::attn_fwd_body<64, true, false, 40, 232, false, false, 78>(p);
 }
 extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
-    mxq_attn_fwd_sm90_d128_inl_x31(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, true, true, 31>(p);
+    mxq_attn_fwd_sm90_d128_inl_x78(const __grid_constant__ mxq::AttnFwdSm90Params p) {
+  mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, true, true, 78>(p);
+}
+extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
+    mxq_attn_fwd_sm90_d64_x127(const __grid_constant__ mxq::AttnFwdSm90Params p) {
+  mxq::sm90attn::attn_fwd_body<64, true, false, 40, 232, false, false, 127>(p);
+}
+extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
+    mxq_attn_fwd_sm90_d128_inl_x127(const __grid_constant__ mxq::AttnFwdSm90Params p) {
+  mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, true, true, 127>(p);
 }
 extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
     mxq_attn_fwd_sm90_d128_inl(const __grid_constant__ mxq::AttnFwdSm90Params p) {
