@@ -299,44 +299,10 @@ __device__ __forceinline__ void attn_zero_body(const AttnFwdSm90Params& p) {
 }
 
 // Descriptor of an N-major B operand 128 wide (two 64-column panels kPanelBytes apart): leading byte
-// offset = the panel stride, stride byte offset = 1024 between 8-row groups, 128-byte swizzle.
-__device__ __forceinline__ uint64_t desc_nmajor128(uint32_t smem_addr) {
-  uint64_t desc = 0;
-  desc |= static_cast<uint64_t>((smem_addr & 0x3FFFFu) >> 4);
-  desc |= static_cast<uint64_t>(kPanelBytes >> 4) << 16;
-  desc |= static_cast<uint64_t>(1024 >> 4) << 32;
-  desc |= static_cast<uint64_t>(1) << 62;
-  return desc;
-}
-
-// A branch that is never taken (x is a sum of exponentials: >= 0 or NaN) and cannot be predicated
-// (an endless loop): it ends ptxas's scheduling block there, so the wgmma wait that follows cannot
-// be hoisted above the code before it.
-template <bool kUniform>
-__device__ __forceinline__ void sched_split(float x) {
-  if (kUniform ? __any_sync(0xFFFFFFFFu, x < 0.0f) : x < 0.0f)
-    for (;;) asm volatile("nanosleep.u32 1000;" ::: "memory");
-}
-
-// attn::p_e4m3_bf16x2 for two pairs with one conversion per pair instead of two (kX & 64): both
-// pairs' E4M3 bytes in one word, each pair's bytes placed into two 16-bit lanes (prmt), shifted
-// left by 4 (exponent field onto bf16's low 4 exponent bits, mantissa onto its top 3: the bf16 codes
-// of the values times 2^-120, subnormals included; the byte's sign bit is 0 for P >= 0), times
-// 2^120 (exact). An E4M3 NaN comes out finite, as in p_e4m3_bf16x2 (its row's sum is NaN).
-__device__ __forceinline__ void p_e4m3_bf16x2_x2(float a0, float b0, float a1, float b1, uint32_t& o0, uint32_t& o1) {
-  uint32_t w0, w1;
-  asm("{\n.reg .b16 q0, q1;\n.reg .b32 w;\ncvt.rn.satfinite.e4m3x2.f32 q0, %3, %2;\n"
-      "cvt.rn.satfinite.e4m3x2.f32 q1, %5, %4;\nmov.b32 w, {q0, q1};\nprmt.b32 %0, w, 0, 0x4140;\n"
-      "prmt.b32 %1, w, 0, 0x4342;\nshl.b32 %0, %0, 4;\nshl.b32 %1, %1, 4;\n}"
-      : "=r"(w0), "=r"(w1)
-      : "f"(a0), "f"(b0), "f"(a1), "f"(b1));
-  constexpr uint32_t k2p120 = ((127u + 120u) << 7) * 0x00010001u;
-  o0 = sm90gemm::mul_bf16x2(w0, k2p120);
-  o1 = sm90gemm::mul_bf16x2(w1, k2p120);
-}
-
-// desc_nmajor128 as a low word (computed once per tile) and a constant high word; offsets inside the
-// tile are added to the low word as (bytes >> 4) (shared addresses stay below 2^18: no carry).
+// offset = the panel stride, stride byte offset = 1024 between 8-row groups, 128-byte swizzle. As a
+// low word (start address, leading byte offset), computed once per tile, and a constant high word:
+// offsets inside the tile are added to the low word as (bytes >> 4) (shared addresses stay below
+// 2^18, so the 14-bit address field never carries), as ptx::smem_desc_sw128_lo / _at do for K-major.
 __device__ __forceinline__ uint32_t desc_nmajor128_lo(uint32_t smem_addr) {
   return ((smem_addr & 0x3FFFFu) >> 4) | (static_cast<uint32_t>(kPanelBytes >> 4) << 16);
 }
@@ -360,7 +326,7 @@ __device__ __forceinline__ uint64_t desc_nmajor128_at(uint32_t desc_lo, uint32_t
 // kLean: the TMA thread's waits for free stages suspend on the mbarrier (try_wait with a time hint)
 // instead of retrying at once, and the converter warps' idle polling is one thread's loop.
 template <int D, bool kPingPong, bool kInline, int kProdRegs, int kMathRegs, bool kPersist = false,
-          bool kLean = false, int kX = 0>
+          bool kLean = false>
 __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(!kPersist || kInline, "the persistent schedule is built on the in-kernel conversion");
@@ -602,8 +568,10 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
   const int cw = wg - 1, ctid = tid - 128 * (wg);
   const uint32_t q_addr = ptx::smem_addr(sq) + static_cast<uint32_t>(cw * 64 * 128);
   const float c = p.scale_log2;
-  const uint32_t q_desc_lo =
-      kX & 8 ? __shfl_sync(0xFFFFFFFFu, ptx::smem_desc_sw128_lo(q_addr), 0) : ptx::smem_desc_sw128_lo(q_addr);
+  // The Q descriptor's low word and the running tile count g pass through a shuffle from lane 0: the
+  // values are the same in every lane, and so marked, ptxas keeps the descriptor and stage arithmetic
+  // of the main loop on the uniform datapath (PERFORMANCE.md, ninth session).
+  const uint32_t q_desc_lo = __shfl_sync(0xFFFFFFFFu, ptx::smem_desc_sw128_lo(q_addr), 0);
   int g = 0, it = 0;
   // The next item from the ring (kPersist; -1: none left), else this CTA's one item.
   auto take_item = [&]() -> int {
@@ -642,7 +610,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       continue;
     }
     const int q0 = w.q0, lq = w.lq, lk = w.lk, shift = w.shift, n_tiles = w.n_tiles;
-    if constexpr (kX & 8) g = __shfl_sync(0xFFFFFFFFu, g, 0);  // warp-uniform: lets ptxas keep stage addresses uniform
+    g = __shfl_sync(0xFFFFFFFFu, g, 0);  // warp-uniform (above)
     // This warpgroup's 64 query rows, dequantized into rows [64 cw, 64 cw + 64) of the Q tile (rows
     // past the sequence as zeros).
     {
@@ -672,7 +640,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
     // softmax of tile t+1, whose S product was issued just before it. Stages and phases follow the
     // CTA's running tile count g + t.
     float s[64];
-    uint32_t pfb[kX & 32 ? 2 : 1][8][4];  // kX & 32: two P fragments, the next tile's packed while P V reads this one's
+    uint32_t pf[8][4];
     auto issue_s = [&](int t) {  // S = Q K_t^T for 64 rows x 128 keys, into s
       const int st = (g + t) % kSt;
       ptx::mbar_wait(full_k(st), ((g + t) / kSt) & 1);
@@ -681,11 +649,8 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 #pragma unroll
       for (int ks = 0; ks < D / 16; ++ks) {
         const uint32_t off = static_cast<uint32_t>((ks >> 2) * kPanelBytes + (ks & 3) * 32);
-        if constexpr (kX & 2)
-          ptx::wgmma_bf16_ss<128, 0>(s, ptx::smem_desc_sw128_at(q_desc_lo, off),
-                                     ptx::smem_desc_sw128_at(ptx::smem_desc_sw128_lo(k_addr), off), ks > 0);
-        else
-          ptx::wgmma_bf16_ss<128, 0>(s, ptx::smem_desc_sw128(q_addr + off), ptx::smem_desc_sw128(k_addr + off), ks > 0);
+        ptx::wgmma_bf16_ss<128, 0>(s, ptx::smem_desc_sw128_at(q_desc_lo, off),
+                                   ptx::smem_desc_sw128_at(ptx::smem_desc_sw128_lo(k_addr), off), ks > 0);
       }
       ptx::wgmma_commit();
     };
@@ -706,21 +671,16 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       }
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
-        float mx = -INFINITY;
-        if constexpr (kX & 4) {  // a tree: depth 5 instead of a chain of 17
-          float m8[16];
+        // The row max of the thread's 32 scores as a tree, 5 deep (a chain from -inf was 17 deep and
+        // one instruction longer: PERFORMANCE.md, ninth session); exact in any order.
+        float m16[16];
 #pragma unroll
-          for (int j = 0; j < 16; ++j) m8[j] = fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]);
+        for (int j = 0; j < 16; ++j) m16[j] = fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]);
 #pragma unroll
-          for (int j = 0; j < 8; ++j) m8[j] = fmaxf(m8[j], m8[j + 8]);
+        for (int j = 0; j < 8; ++j) m16[j] = fmaxf(m16[j], m16[j + 8]);
 #pragma unroll
-          for (int j = 0; j < 4; ++j) m8[j] = fmaxf(m8[j], m8[j + 4]);
-          m8[0] = fmaxf(fmaxf(m8[0], m8[2]), fmaxf(m8[1], m8[3]));
-          mx = m8[0];
-        } else {
-#pragma unroll
-          for (int j = 0; j < 16; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
-        }
+        for (int j = 0; j < 4; ++j) m16[j] = fmaxf(m16[j], m16[j + 4]);
+        float mx = fmaxf(fmaxf(m16[0], m16[2]), fmaxf(m16[1], m16[3]));
         mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 2));
         const float m_new = fmaxf(m_run[r], mx * c);  // c > 0: the max commutes with the scaling
@@ -744,23 +704,12 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
     // shift and one exact bf16x2 multiply; a NaN P comes out finite, but a pair is two columns of one
     // row and that row's sum l is NaN, so the
     // O and LSE are NaN as with the exact form: attention_common.cuh).
-    auto pack_p = [&](auto buf_tag) {
-      constexpr int B = decltype(buf_tag)::value;
+    auto pack_p = [&] {
 #pragma unroll
       for (int kk = 0; kk < 8; ++kk)
 #pragma unroll
-        for (int r = 0; r < 4; r += 2) {
-          if constexpr ((kX & 64) != 0) {
-            p_e4m3_bf16x2_x2(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1], s[8 * kk + 2 * r + 2], s[8 * kk + 2 * r + 3],
-                             pfb[B][kk][r], pfb[B][kk][r + 1]);
-          } else {
-            pfb[B][kk][r] = attn::p_e4m3_bf16x2(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
-            pfb[B][kk][r + 1] = attn::p_e4m3_bf16x2(s[8 * kk + 2 * r + 2], s[8 * kk + 2 * r + 3]);
-          }
-        }
+        for (int r = 0; r < 4; ++r) pf[kk][r] = attn::p_e4m3_bf16x2(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
     };
-    using I0 = std::integral_constant<int, 0>;
-    using I1 = std::integral_constant<int, (kX & 32) ? 1 : 0>;
 
     if (n_tiles > 0) {
       float corr[2];
@@ -769,15 +718,12 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       ptx::fence_acc(s);
       ptx::mbar_arrive(empty_k(g % kSt));
       softmax(0, corr);  // O is still zero: nothing to rescale
-      pack_p(I0{});
+      pack_p();
     }
     // One pipeline step on tile t; kNext: tile t+1 exists (a compile-time flag, so ptxas sees one
     // fixed wgmma group structure per loop body and keeps the wgmma asynchronous).
-    auto step = [&](int t, auto next_tag, auto buf_tag) {
+    auto step = [&](int t, auto next_tag) {
       constexpr bool kNext = decltype(next_tag)::value;
-      constexpr int B = decltype(buf_tag)::value;
-      [[maybe_unused]] constexpr int NB = (kX & 32) ? B ^ 1 : B;
-      auto& pf = pfb[B];
       const int st = (g + t) % kSt;
       if constexpr (kPingPong) ptx::named_barrier_sync(3 + cw, 256);  // this warpgroup's turn
       if constexpr (kNext) issue_s(t + 1);
@@ -791,9 +737,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 #pragma unroll
         for (int kk = 0; kk < 8; ++kk)
           ptx::wgmma_bf16_rs<128, 1>(*reinterpret_cast<float(*)[64]>(&o_acc[0][0]), pf[kk],
-                                     kX & 2 ? desc_nmajor128_at(desc_nmajor128_lo(v_addr), kk * 2048)
-                                            : desc_nmajor128(v_addr + static_cast<uint32_t>(kk * 2048)),
-                                     1);
+                                     desc_nmajor128_at(desc_nmajor128_lo(v_addr), kk * 2048), 1);
       } else {
 #pragma unroll
         for (int kk = 0; kk < 8; ++kk)
@@ -814,12 +758,6 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
         ptx::fence_acc(s);
         ptx::mbar_arrive(empty_k((g + t + 1) % kSt));
         softmax(t + 1, corr);
-        if constexpr ((kX & 32) != 0) {  // pack into the other fragment while P V still reads this one
-          pack_p(std::integral_constant<int, NB>{});
-#pragma unroll
-          for (int kk = 0; kk < 8; ++kk) ptx::fence_regs(pfb[NB][kk]);
-        }
-        if constexpr (kX & 1) sched_split<(kX & 16) != 0>(fminf(l_run[0], l_run[1]));
       }
       ptx::wgmma_wait<0>();
 #pragma unroll
@@ -832,27 +770,13 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
         for (int pn = 0; pn < kPanels; ++pn)
 #pragma unroll
           for (int i = 0; i < 32; ++i) o_acc[pn][i] *= corr[(i >> 1) & 1];
-        if constexpr ((kX & 32) == 0) pack_p(I0{});
+        pack_p();
       }
     };
     if constexpr (kPingPong)
       if (cw == 1 && n_tiles > 0) ptx::named_barrier_arrive(3, 256);  // warpgroup 0 goes first
-    if constexpr ((kX & 32) != 0) {  // two steps per iteration: fragment 0, then 1
-      int t = 0;
-      for (; t + 2 < n_tiles; t += 2) {
-        step(t, std::true_type{}, I0{});
-        step(t + 1, std::true_type{}, I1{});
-      }
-      if (t + 1 < n_tiles) {
-        step(t, std::true_type{}, I0{});
-        step(t + 1, std::false_type{}, I1{});
-      } else if (t < n_tiles) {
-        step(t, std::false_type{}, I0{});
-      }
-    } else {
-      for (int t = 0; t + 1 < n_tiles; ++t) step(t, std::true_type{}, I0{});
-      if (n_tiles > 0) step(n_tiles - 1, std::false_type{}, I0{});
-    }
+    for (int t = 0; t + 1 < n_tiles; ++t) step(t, std::true_type{});
+    if (n_tiles > 0) step(n_tiles - 1, std::false_type{});
     g += n_tiles;
 
     // Epilogue: l sums P * p_scale, so O = acc / l in bf16 and LSE = ln(sum exp(S)) =
@@ -924,46 +848,6 @@ MXQ_ATTN_FWD_KERNELS(128)
 extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
     mxq_attn_fwd_sm90_d64(const __grid_constant__ mxq::AttnFwdSm90Params p) {
   mxq::sm90attn::attn_fwd_body<64, true, false, 40, 232>(p);
-}
-extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
-    mxq_attn_fwd_sm90_d64_x14(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<64, true, false, 40, 232, false, false, 14>(p);
-}
-extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
-    mxq_attn_fwd_sm90_d128_inl_x14(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, true, true, 14>(p);
-}
-extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
-    mxq_attn_fwd_sm90_d64_x46(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<64, true, false, 40, 232, false, false, 46>(p);
-}
-extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
-    mxq_attn_fwd_sm90_d128_inl_x46(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, true, true, 46>(p);
-}
-extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
-    mxq_attn_fwd_sm90_d64_x63(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<64, true, false, 40, 232, false, false, 63>(p);
-}
-extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
-    mxq_attn_fwd_sm90_d128_inl_x63(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, true, true, 63>(p);
-}
-extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
-    mxq_attn_fwd_sm90_d64_x78(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<64, true, false, 40, 232, false, false, 78>(p);
-}
-extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
-    mxq_attn_fwd_sm90_d128_inl_x78(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, true, true, 78>(p);
-}
-extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
-    mxq_attn_fwd_sm90_d64_x127(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<64, true, false, 40, 232, false, false, 127>(p);
-}
-extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
-    mxq_attn_fwd_sm90_d128_inl_x127(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, true, true, 127>(p);
 }
 extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
     mxq_attn_fwd_sm90_d128_inl(const __grid_constant__ mxq::AttnFwdSm90Params p) {

@@ -56,8 +56,6 @@ class AttnFwdSm90 final : public OpImpl {
     inline_ = !nopp && d.head_dim == 128;
     persist_ = inline_;
     kname_ = fmt::format("mxq_attn_fwd_sm90_d{}{}", d.head_dim, nopp ? "_nopp" : inline_ ? "_inl" : "");
-    // TEMPORARY (attnf9): MXQ_ATTN_FWD_X=N selects the variant kernel <name>_xN.
-    if (const char* x = std::getenv("MXQ_ATTN_FWD_X"); x && *x && x[0] != '0' && !nopp) kname_ += fmt::format("_x{}", x);
     prep_name_ = inline_ ? std::string("mxq_attn_zero_sm90") : fmt::format("mxq_attn_prep_sm90_d{}", d.head_dim);
     fn_ = dev.kernel(kname_.c_str());
     prep_ = dev.kernel(prep_name_.c_str());
