@@ -19,10 +19,11 @@
 //     empty mbarriers. Warpgroups 1 and 2 (64 rows each) dequantize their Q rows once, then per
 //     key tile compute S = Q K^T (m64n128k16 over D), the online softmax in registers, and
 //     O += P V (P from registers, V N-major: one m64n128k16 per k step over both 64-wide D panels
-//     at D = 128, m64n64k16 at D = 64). Each warpgroup issues S of tile t+1 before P V of tile t,
-//     so the softmax of t+1 overlaps P V on the tensor cores, and the two warpgroups take turns
-//     issuing (ping-pong), so one's softmax overlaps the other's products. O leaves through the
-//     warpgroup's own (no longer read) Q rows in shared memory, as whole-row 16-byte stores;
+//     at D = 128, m64n64k16 at D = 64). Each warpgroup issues S of tile t+1 before P V of tile t
+//     (as compiled, its softmax still waits for its P V: see the main loop), and the two
+//     warpgroups take turns issuing (ping-pong), so one's softmax overlaps the other's products.
+//     O leaves through the warpgroup's own (no longer read) Q rows in shared memory, as whole-row
+//     16-byte stores;
 //   - the main kernel is launched as a programmatic dependent of the prepass: its blocks may start
 //     (barriers, Q) while the prepass finishes, and the producer waits (griddepcontrol.wait: the
 //     prepass complete and its writes visible) before its first TMA load of the workspace;
@@ -636,9 +637,11 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       for (int i = 0; i < 32; ++i) o_acc[pn][i] = 0.0f;
     float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f};
 
-    // Software pipeline (per warpgroup): while the tensor cores run O += P_t V_t, the CUDA cores run the
-    // softmax of tile t+1, whose S product was issued just before it. Stages and phases follow the
-    // CTA's running tile count g + t.
+    // Software pipeline (per warpgroup): S of tile t+1 is issued before O += P_t V_t, so its softmax
+    // could run while P V does; as compiled, ptxas hoists the P V wait (wgmma_wait<0>) to the top of
+    // the softmax, to interleave O's rescale and P's packing with it, and keeping the wait below the
+    // softmax measured slower (PERFORMANCE.md, ninth session): the softmax overlaps the other
+    // warpgroup's products (ping-pong). Stages and phases follow the CTA's running tile count g + t.
     float s[64];
     uint32_t pf[8][4];
     auto issue_s = [&](int t) {  // S = Q K_t^T for 64 rows x 128 keys, into s
@@ -753,7 +756,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       if constexpr (kPingPong)
         if (cw == 0 || kNext) ptx::named_barrier_arrive(3 + (cw ^ 1), 256);
       float corr[2] = {1.0f, 1.0f};
-      if constexpr (kNext) {  // S of tile t+1 is done (commit groups retire in order): its softmax overlaps P V
+      if constexpr (kNext) {  // S of tile t+1 is done (commit groups retire in order)
         ptx::wgmma_wait<1>();
         ptx::fence_acc(s);
         ptx::mbar_arrive(empty_k((g + t + 1) % kSt));
