@@ -38,6 +38,8 @@ struct Cu {
   int (*cuModuleGetFunction)(void**, void*, const char*);
   int (*cuLaunchKernel)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**,
                         void**);
+  int (*cuFuncSetAttribute)(void*, int, int);
+  int (*cuDeviceGetAttribute)(int*, int, int);
 };
 
 inline Cu cu;
@@ -82,6 +84,8 @@ inline void load_driver() {
   MXQ_BENCH_SYM(cuModuleLoadData, "cuModuleLoadData");
   MXQ_BENCH_SYM(cuModuleGetFunction, "cuModuleGetFunction");
   MXQ_BENCH_SYM(cuLaunchKernel, "cuLaunchKernel");
+  MXQ_BENCH_SYM(cuFuncSetAttribute, "cuFuncSetAttribute");
+  MXQ_BENCH_SYM(cuDeviceGetAttribute, "cuDeviceGetAttribute");
 #undef MXQ_BENCH_SYM
   int dev = 0;
   void* ctx = nullptr;

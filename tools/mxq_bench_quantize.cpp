@@ -150,6 +150,38 @@ struct StreamPeer {
   }
 };
 
+// The launch floor under the benchmark's conditions: an empty kernel, 3 blocks of 256 threads per SM
+// (the rowwise ring's grid), timed after the same L2 flush, once without shared memory and once with
+// the rowwise ring's 65 KB of dynamic shared memory per block. A kernel that needs a shared-memory
+// carveout the flush kernel did not have may wait for the SMs to reconfigure; this line shows what
+// that costs on the machine, apart from any work.
+const char kEmptyPtx[] = R"PTX(.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry mxq_bench_empty()
+{
+  ret;
+}
+)PTX";
+
+void launch_floor(const DevMem& flush, int iters) {
+  void *mod = nullptr, *fn = nullptr;
+  if (cu.cuModuleLoadData(&mod, kEmptyPtx) != 0 || cu.cuModuleGetFunction(&fn, mod, "mxq_bench_empty") != 0) return;
+  constexpr int kRingSmem = 2 * 128 * 128 * 2 + 2 * 512;  // quantize_ringrow_smem_bytes()
+  constexpr int kMaxDynSmem = 8, kSmCount = 16;           // CUfunction_attribute, CUdevice_attribute
+  int sms = 0;
+  if (cu.cuDeviceGetAttribute(&sms, kSmCount, 0) != 0 || cu.cuFuncSetAttribute(fn, kMaxDynSmem, kRingSmem) != 0) return;
+  double t[2];
+  for (int k = 0; k < 2; ++k) {
+    const unsigned smem = k ? kRingSmem : 0;
+    t[k] = time_ms([&] { ck(cu.cuLaunchKernel(fn, 3u * sms, 1, 1, 256, 1, 1, smem, nullptr, nullptr, nullptr), "empty launch"); },
+                   iters, flush);
+  }
+  std::printf("launch floor after the L2 flush (empty kernel, %d blocks of 256 threads): %.1f us without shared memory, "
+              "%.1f us with %d B of dynamic shared memory per block\n",
+              3 * sms, t[0] * 1e3, t[1] * 1e3, kRingSmem);
+}
+
 struct Variant {
   const char* name;
   int32_t direction;
@@ -322,6 +354,7 @@ int main(int argc, char** argv) {
   std::printf("effective bandwidth = (input + FP8 data + scales) / time; copy = cuMemcpyDtoDAsync of the same total;\n"
               "ratio = copy time / mxq time; medians over cold-L2 launches\n");
   DevMem flush(size_t(256) << 20);
+  launch_floor(flush, 20);
   std::vector<std::pair<int64_t, int64_t>> shapes = {{16384, 16384}, {131072, 7168}, {8192, 4096}, {2048, 4096}};
   int iters = 20;
   if (pos.size() >= 2) shapes = {{std::atoll(pos[0].c_str()), std::atoll(pos[1].c_str())}};
