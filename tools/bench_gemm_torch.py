@@ -4,7 +4,7 @@ with rowwise fp32 scales, the closest thing torch runs on Hopper; it is not MXFP
 shapes, timed like mxq (CUDA events, mean over iterations after warm-up), TFLOP/s = 2MNK / time.
 
 mxq_bench_gemm --torch tools/bench_gemm_torch.py runs it after mxq; standalone:
-python3 tools/bench_gemm_torch.py [--iters 5]. Each API is checked at run time: a torch without it,
+python3 tools/bench_gemm_torch.py [--iters 5] [--kinds fprop,decode,wgrad]. Each API is checked at run time: a torch without it,
 or one that refuses a shape, prints the reason and goes on. Group sizes are uneven multiples of 16
 (torch's grouped kernels want 16-aligned offsets); mxq's run uses unaligned uneven sizes.
 """
@@ -61,6 +61,7 @@ def report(label, flops, fn, iters, extra=""):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--iters", type=int, default=5)
+    ap.add_argument("--kinds", default="fprop,decode,wgrad", help="comma-separated subset of fprop,decode,wgrad")
     args = ap.parse_args()
     dev = torch.device("cuda")
     have_bf16 = hasattr(torch, "_grouped_mm")
@@ -70,7 +71,10 @@ def main():
     if not (have_bf16 or have_fp8):
         return
     f8 = torch.float8_e4m3fn
+    kinds = set(args.kinds.split(","))
     for kind, shapes in (("fprop", FPROP), ("decode", DECODE)):
+        if kind not in kinds:
+            continue
         for g, m, n, k in shapes:
             print(f"{kind} E{g} M{m} N{n} K{k}")
             offs = offsets(sizes(m, g, kind == "decode"), dev)
@@ -95,7 +99,7 @@ def main():
             del a, b
             torch.cuda.empty_cache()
     # wgrad: D[g] [N_out, K_in] = dY[:, tokens of g] X[:, tokens of g]^T (mxq: M = N_out, N = K_in).
-    for g, t, n_out, k_in in FPROP:
+    for g, t, n_out, k_in in (FPROP if "wgrad" in kinds else []):
         print(f"wgrad E{g} M{n_out} N{k_in} K{t} (tokens), fp32 output")
         offs = offsets(sizes(t, g, False), dev)
         flops = 2.0 * t * n_out * k_in

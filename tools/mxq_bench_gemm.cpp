@@ -8,7 +8,9 @@
 //   fprop (M-grouped, uneven group sizes)   E8 M65536 N2048 K7168, E32 M65536 N1536 K4096,
 //                                           E128 M32768 N768 K2048
 //   wgrad (K-grouped, fp32 output)          the same three problems: D[g] [N_out, K_in] over the
-//                                           tokens of group g (mxq M = N_out, N = K_in, K = tokens)
+//                                           tokens of group g (mxq M = N_out, N = K_in, K = tokens);
+//                                           then again with bf16 output ("bf16 D": torch's
+//                                           _grouped_mm writes bf16 there, so compare with these)
 //   decode (M-grouped, memory-bound)        E64 x 16 tokens N2048 K7168, E128 x 8 tokens N768 K2048:
 //                                           time, bytes moved per second against a device copy
 //   dense                                   8192^3
@@ -22,6 +24,7 @@
 //   --mxq-only                          mxq's default plan only (no fp8-prom, no cuBLAS): quick
 //                                       side-by-side runs of kernel changes or environment settings
 //   --only fprop|wgrad|decode|dense     the shapes of one kind only
+//   --groups G                          the shapes with G groups only (e.g. --only wgrad --groups 128)
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -47,6 +50,7 @@ using namespace mxq_bench;
 
 bool mxq_only = false;  // --mxq-only
 std::string only_kind;  // --only KIND
+int64_t only_groups = 0;  // --groups G
 
 enum class Kind { Fprop, Wgrad, Decode, Dense };
 
@@ -54,6 +58,7 @@ struct Shape {
   Kind kind;
   int64_t m, n, k, groups;
   int iters;
+  bool bf16_d = false;  // wgrad with bf16 output (else fp32)
 };
 
 // Group sizes summing to `total`: uneven (0.5x to 1.5x the mean, fixed pseudo-random pattern, not
@@ -144,7 +149,7 @@ void bench(const Shape& s, mxqHandle_t h, double copy_bw) {
   const int64_t G = grouped ? s.groups : 1;
   const std::vector<int64_t> sizes = group_sizes(kgrouped ? s.k : s.m, G, s.kind == Kind::Decode);
   const double flops = 2.0 * s.m * s.n * s.k;
-  const bool out_f32 = kgrouped;  // wgrad: fp32 main-grad output
+  const bool out_f32 = kgrouped && !s.bf16_d;  // wgrad: fp32 main-grad output (or bf16 D, like torch)
   const size_t esz = out_f32 ? 4 : 2;
 
   // ---- mxq MXFP8 --------------------------------------------------------------------------------
@@ -216,8 +221,8 @@ void bench(const Shape& s, mxqHandle_t h, double copy_bw) {
 
   char shape[96];
   if (grouped)
-    std::snprintf(shape, sizeof shape, "E%lld M%lld N%lld K%lld", static_cast<long long>(G), static_cast<long long>(s.m),
-                  static_cast<long long>(s.n), static_cast<long long>(s.k));
+    std::snprintf(shape, sizeof shape, "E%lld M%lld N%lld K%lld%s", static_cast<long long>(G), static_cast<long long>(s.m),
+                  static_cast<long long>(s.n), static_cast<long long>(s.k), s.bf16_d ? " bf16D" : "");
   else
     std::snprintf(shape, sizeof shape, "M%lld N%lld K%lld", static_cast<long long>(s.m), static_cast<long long>(s.n),
                   static_cast<long long>(s.k));
@@ -300,13 +305,15 @@ int main(int argc, char** argv) {
     if (std::string(argv[i]) == "--torch" && i + 1 < argc) torch_script = argv[++i];
     else if (std::string(argv[i]) == "--mxq-only") mxq_only = true;
     else if (std::string(argv[i]) == "--only" && i + 1 < argc) only_kind = argv[++i];
+    else if (std::string(argv[i]) == "--groups" && i + 1 < argc) only_groups = std::atoll(argv[++i]);
     else pos.push_back(argv[i]);
   }
   load_driver();
   mxqHandle_t h = nullptr;
   ckq(mxqCreate(&h), "mxqCreate");
   std::printf("mxq_bench_gemm on %s, %s\n", device_name.c_str(), mxqGetBuildInfo());
-  std::printf("TF = TFLOP/s (2MNK / time), bf16 output (wgrad: fp32), uneven groups; mean of N runs after 2 warm-ups\n");
+  std::printf("TF = TFLOP/s (2MNK / time), bf16 output (wgrad: fp32, or bf16 where marked bf16D), uneven groups; "
+              "mean of N runs after 2 warm-ups\n");
   const double copy_bw = copy_tbps();
   std::vector<Shape> shapes;
   if (pos.size() >= 4) {
@@ -318,12 +325,15 @@ int main(int argc, char** argv) {
         {Kind::Fprop, 65536, 2048, 7168, 8, 5},    {Kind::Fprop, 65536, 1536, 4096, 32, 5},
         {Kind::Fprop, 32768, 768, 2048, 128, 10},  {Kind::Wgrad, 2048, 7168, 65536, 8, 5},
         {Kind::Wgrad, 1536, 4096, 65536, 32, 5},   {Kind::Wgrad, 768, 2048, 32768, 128, 10},
+        {Kind::Wgrad, 2048, 7168, 65536, 8, 5, true}, {Kind::Wgrad, 1536, 4096, 65536, 32, 5, true},
+        {Kind::Wgrad, 768, 2048, 32768, 128, 10, true},
         {Kind::Decode, 64 * 16, 2048, 7168, 64, 20}, {Kind::Decode, 128 * 8, 768, 2048, 128, 20},
         {Kind::Dense, 8192, 8192, 8192, 1, 10},
     };
   }
   for (const auto& s : shapes)
-    if (only_kind.empty() || only_kind == kind_name(s.kind)) bench(s, h, copy_bw);
+    if ((only_kind.empty() || only_kind == kind_name(s.kind)) && (only_groups == 0 || only_groups == s.groups))
+      bench(s, h, copy_bw);
   mxqDestroy(h);
   if (!torch_script.empty()) {
     std::printf("\n$ python3 %s\n", torch_script.c_str());

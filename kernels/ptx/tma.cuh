@@ -52,6 +52,29 @@ __device__ __forceinline__ void tma_prefetch_desc(const void* tmap) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(tmap)) : "memory");
 }
 
+// 3D TMA store of one box from shared memory at src (written by generic-proxy stores: fence them
+// with fence_proxy_async_shared and a barrier first) to the tensor map's box at (c0 innermost, c1,
+// c2); elements past the tensor's extents are not written. Completes as a bulk group (below).
+__device__ __forceinline__ void tma_store_3d(const void* tmap, uint32_t src, int32_t c0, int32_t c1, int32_t c2) {
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(
+                   reinterpret_cast<uint64_t>(tmap)),
+               "r"(c0), "r"(c1), "r"(c2), "r"(src)
+               : "memory");
+}
+// Closes this thread's bulk stores issued since the last commit into one bulk group.
+__device__ __forceinline__ void bulk_commit_group() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// Waits until at most N of this thread's bulk groups still read their shared-memory source (the
+// global writes may still be in flight): their buffers may be rewritten.
+template <int N>
+__device__ __forceinline__ void bulk_wait_group_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+// Waits until at most N of this thread's bulk groups are incomplete (writes done).
+template <int N>
+__device__ __forceinline__ void bulk_wait_group() {
+  asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
 // Named barrier over `threads` threads (a multiple of 32) with id 1..15 (0 is __syncthreads):
 // sync waits for `threads` arrivals (its own warp's included); arrive only signals.
 __device__ __forceinline__ void named_barrier_sync(int id, int threads) {

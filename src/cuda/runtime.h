@@ -83,6 +83,12 @@ void check(CUresult r, const char* what);
 void encode_tma_2d(uint8_t (&out)[128], CUtensorMapDataType dtype, int64_t elem_bytes, const void* base, int64_t cols,
                    int64_t rows, uint32_t box_cols, uint32_t box_rows, CUtensorMapSwizzle swizzle, const char* what,
                    CUtensorMapL2promotion promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
+// The 3D form: `depth` row-major [rows, cols] matrices one after another (rows * cols elements
+// apart), boxes of box_cols x box_rows x 1; a box's elements past any extent are neither read (zero
+// fill) nor written (TMA stores).
+void encode_tma_3d(uint8_t (&out)[128], CUtensorMapDataType dtype, int64_t elem_bytes, const void* base, int64_t cols,
+                   int64_t rows, int64_t depth, uint32_t box_cols, uint32_t box_rows, CUtensorMapSwizzle swizzle,
+                   const char* what);
 
 // Facts about a device that kernel selection reads; a plain struct so the registry can be
 // exercised without a GPU.
