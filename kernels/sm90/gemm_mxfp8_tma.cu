@@ -31,6 +31,13 @@
 // consumers convert only A, skip step 2, and release a stage after the wait that shows its wgmmas
 // done (the stage before the one just issued).
 //
+// Epilogue. K-grouped tiles with in-kernel B (wgrad with short groups: E128 has ~4 K stages per
+// 128 KiB fp32 tile) stage the tile in the bf16 slots, free once both warpgroups' last wgmmas are
+// done, and one thread per warpgroup stores it box by box with TMA (store_tile_tma); the math warps
+// wait only for the TMA unit to have read the slots, not for the writes. Every other plan, and K-grouped
+// plans that accumulate or whose D is not 16-byte aligned row by row, store the fragments directly
+// (store_acc_tile).
+//
 // Layout of a thread's data. A: thread (warp w, lane l) of consumer c owns rows r0 = 64c + 16w +
 // l/4 and r0 + 8, and the 16 bytes [16q, 16q + 16) of each (q = l % 4); the K permutation of
 // gemm_bf16_convert.cuh maps byte 16q + 4j + {0, 2, 1, 3} to column {2q, 2q + 1, 8 + 2q, 9 + 2q} of
@@ -139,19 +146,16 @@ __device__ __forceinline__ void wgmma_bf16_rs_n256(float (&d)[128], const uint32
 }
 #endif
 
-// The TMA-store epilogue of one math warpgroup (tp.store_tma: K-grouped and dense plans without
-// accumulation): its 64 x 256 accumulator block, times alpha and rounded once, goes box by box (64
-// rows x 128 bytes: 32 fp32 or 64 bf16 columns) into the 128-byte-swizzled staging boxes at `stage`
-// (kNb of them, reused in turn), and one thread stores each box with TMA into D seen as 3D
-// [groups | batch, M, N] (rows past M and columns past N are clipped by the tensor map, so no masks).
-// kWaitFirst: the staging boxes may still be read by this warpgroup's earlier stores (its own
-// staging area, kept across tiles); else they are fresh for the first kNb boxes.
+// The TMA-store epilogue of one math warpgroup (K-grouped instance with in-kernel B, tp.store_tma):
+// its 64 x 256 accumulator block, times alpha and rounded once, goes box by box (64 rows x 128
+// bytes: 32 fp32 or 64 bf16 columns, 128-byte swizzled, kGemmSm90TmaStoreBox bytes) into kNb staging
+// boxes at `stage`, reused in turn, and one thread stores each box with TMA into D seen as 3D
+// [groups, M, N]: rows past M and columns past N are clipped by the tensor map, so nothing is masked.
+// The caller waits for the TMA unit's reads before the boxes are written again for anything else.
 constexpr int kWgBarrier0 = 2;  // named barriers 2, 3: one math warpgroup's 128 threads
-template <bool kOutF32, int kNb, bool kWaitFirst>
-__device__ __forceinline__ void store_tile_tma(const GemmSm90TmaParams& tp, const TileInfo& ti, bool kgrouped,
-                                               uint8_t* stage, int cw, int warp_in_wg, int lane,
-                                               const float (&acc)[2][64]) {
-  const GemmSm90Params& p = tp.g;
+template <bool kOutF32, int kNb>
+__device__ __forceinline__ void store_tile_tma(const GemmSm90TmaParams& tp, const TileInfo& ti, uint8_t* stage, int cw,
+                                               int warp_in_wg, int lane, const float (&acc)[2][64]) {
   constexpr int kBoxes = kOutF32 ? 8 : 4;
   constexpr int kBoxCols = kOutF32 ? 32 : 64;
   constexpr int kBlocks = kBoxCols / 8;  // 8-column accumulator blocks per box
@@ -159,13 +163,12 @@ __device__ __forceinline__ void store_tile_tma(const GemmSm90TmaParams& tp, cons
   const int lr = warp_in_wg * 16 + (lane >> 2);  // this thread's rows lr, lr + 8 of the warpgroup's 64
   const bool issuer = warp_in_wg == 0 && lane == 0;
   const int bar = kWgBarrier0 + cw;
-  const int32_t c1 = static_cast<int32_t>(
-      (kgrouped ? ti.row_begin : ti.row_begin - static_cast<int64_t>(ti.group) * p.rows_per_group) + 64 * cw);
-  const float alpha = p.alpha;
+  const int32_t row0 = static_cast<int32_t>(ti.row_begin + 64 * cw);
+  const float alpha = tp.g.alpha;
 #pragma unroll
   for (int b = 0; b < kBoxes; ++b) {
     uint8_t* buf = stage + (b % kNb) * kGemmSm90TmaStoreBox;
-    if (kWaitFirst || b >= kNb) {  // the box stored kNb boxes ago has been read out of this buffer
+    if (b >= kNb) {  // the box stored kNb boxes ago has been read out of this buffer
       if (issuer) ptx::bulk_wait_group_read<kNb - 1>();
       ptx::named_barrier_sync(bar, 128);
     }
@@ -173,23 +176,22 @@ __device__ __forceinline__ void store_tile_tma(const GemmSm90TmaParams& tp, cons
     for (int h = 0; h < 2; ++h) {
       const int r = lr + 8 * h;
       uint8_t* row = buf + r * 128;
-      const int sw = r & 7;
+      const int sw = r & 7;  // 128-byte swizzle: 16-byte chunk c of row r sits at chunk c ^ (r % 8)
 #pragma unroll
       for (int jj = 0; jj < kBlocks; ++jj) {
-        const int j = b * kBlocks + jj;  // accumulator columns 8j + 2q, + 1
+        const int j = b * kBlocks + jj;  // accumulator columns 8j + 2q, + 1 (acc[j / 16][4 (j % 16) + 2h + {0, 1}])
         const float v0 = alpha * acc[j >> 4][(j & 15) * 4 + 2 * h];
         const float v1 = alpha * acc[j >> 4][(j & 15) * 4 + 2 * h + 1];
-        if constexpr (kOutF32) {
+        if constexpr (kOutF32)
           *reinterpret_cast<float2*>(row + (((2 * jj + (q >> 1)) ^ sw) << 4) + 8 * (q & 1)) = make_float2(v0, v1);
-        } else {
+        else
           *reinterpret_cast<uint32_t*>(row + ((jj ^ sw) << 4) + 4 * q) = dev::f32x2_to_bf16x2(v0, v1);
-        }
       }
     }
     ptx::fence_proxy_async_shared();  // this thread's staging stores -> the TMA unit's reads
     ptx::named_barrier_sync(bar, 128);
     if (issuer) {
-      ptx::tma_store_3d(tp.tmap_d, ptx::smem_addr(buf), ti.n0 + b * kBoxCols, c1, ti.group);
+      ptx::tma_store_3d(tp.tmap_d, ptx::smem_addr(buf), ti.n0 + b * kBoxCols, row0, ti.group);
       ptx::bulk_commit_group();
     }
   }
@@ -199,9 +201,7 @@ __device__ __forceinline__ void store_tile_tma(const GemmSm90TmaParams& tp, cons
 // whose registers the K-grouped masking and shifted-block paths would otherwise crowd.
 // kBPre: B arrives dequantized (bf16 workspace, see bprep_staged_body) by TMA straight into the
 // ring's bf16 slots; the consumers convert only A and release a stage once its wgmmas are done.
-// kV: TEMPORARY measurement variants (bits: 1 TMA-store epilogue, 2 next tile's scales prefetched
-// into L1, 4 shifted ranges' scales two stages ahead); 0 is the kernel as it was.
-template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, bool kKGroupedKernel, bool kBPre = false, int kV = 0>
+template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, bool kKGroupedKernel, bool kBPre = false>
 __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   const GemmSm90Params& p = tp.g;
@@ -210,11 +210,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
   // In-kernel B: [kSlots] bf16 slots, then the FP8 ring [stage] A box (8 KiB), B box (16 KiB).
   // kBPre: [kStages] bf16 slots (the ring's B), then [kStages] A boxes.
   uint8_t* smem_fp8 = smem + (kBPre ? kStages : kSlots) * kSlotBytes;
-  uint8_t* after_ring = smem_fp8 + kStages * (kBPre ? kAStageBytes : kStageBytes);
-  // TMA-store epilogue staging (store_tma): in-kernel B, the bf16 slots; kBPre, its own boxes here.
-  const bool store_tma = (kV & 1) && tp.store_tma != 0;
-  uint8_t* staging = kBPre ? after_ring : smem;
-  uint64_t* full = reinterpret_cast<uint64_t*>(after_ring + (kBPre && store_tma ? kGemmSm90TmaStoreStagingBp : 0));
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem_fp8 + kStages * (kBPre ? kAStageBytes : kStageBytes));
   uint64_t* empty = full + kStages;
   int* table = reinterpret_cast<int*>(empty + kStages);  // ends[G+1], prefix[G+1]
   __shared__ int warp_buf[kThreads / 32];
@@ -228,6 +224,11 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
 
   const int64_t K = p.k, N = p.n;
   const int wg = tid >> 7;
+  // The TMA-store epilogue (store_tile_tma): K-grouped tiles with in-kernel B. (Measured 2026-11-22:
+  // wgrad E128 +41% with fp32 D, +62% with bf16 D. Compiled into the _bpre instances, which have no
+  // free slots and would need their own staging, it cost fprop E8 4% with the epilogue not even
+  // taken, and wgrad E8 4%: PERFORMANCE.md, "Ninth session".)
+  constexpr bool kTmaStore = kKGroupedKernel && !kBPre;
 
   if (wg == 0) {
     // ---- producer: one thread issues the TMA loads ---------------------------------------------------
@@ -286,12 +287,9 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
 
     // kKG: K-grouped tile; kShift: its range starts inside a 16-byte chunk (TMA boxes start 16-byte
     // aligned, so the stages cover [a0, ...) with a0 = t0 rounded down, and 32-blocks straddle chunks).
-    auto run = [&](auto kg_tag, auto shift_tag, auto s2_tag) {
+    auto run = [&](auto kg_tag, auto shift_tag) {
       constexpr bool kKG = decltype(kg_tag)::value;
       constexpr bool kShift = decltype(shift_tag)::value;
-      // kS2 (TEMPORARY variant "shift2"): shifted ranges load a stage's scale bytes two stages ahead
-      // into a set per stage parity (B's only when converted here).
-      constexpr bool kS2 = kShift && decltype(s2_tag)::value;
       const int64_t len = kKG ? ti.len : K;
       const int sh = kShift ? static_cast<int>(ti.t0 & 15) : 0;
       const int kc = static_cast<int>(layout::scale_cols(len));
@@ -334,7 +332,6 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
           ea[h][1] = scale_byte(a_srow[h], avalid[h], kba);
           ea[h][0] = kShift ? scale_byte(a_srow[h], avalid[h], kba - 1) : kNoScale;
         }
-        if (kS2 && kBPre) return;
         eb[0] = kShift ? scale_byte(b_srow, bvalid, 2 * kt - 1) : kNoScale;
         eb[1] = scale_byte(b_srow, bvalid, 2 * kt);
         eb[2] = scale_byte(b_srow, bvalid, 2 * kt + 1);
@@ -365,11 +362,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
         return valid && kb < kc ? (w >> (8 * (kb & 3))) & 0xFFu : kNoScale;
       };
       uint32_t ea[2][2], eb[3];
-      uint32_t es_a[2][2][2], es_b[2][3];  // kS2: the codes of even / odd stages
-      if constexpr (kS2) {
-        load_e(0, es_a[0], es_b[0]);
-        if (nk > 1) load_e(1, es_a[1], es_b[1]);
-      } else if constexpr (kShift) {
+      if constexpr (kShift) {
         load_e(0, ea, eb);
       } else {
         load_words(0, wa, wb);
@@ -383,11 +376,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
         // ahead into a third set, while two stages are in flight, measured slower: PERFORMANCE.md.)
         const uint32_t it0 = it;
         // Converts stage kt's A rows (ring stage it0 + kt) into the fragments x.
-        auto convert = [&](int kt, uint32_t (&x)[4][4], auto par) {
-          if constexpr (kS2) {
-            constexpr int P = decltype(par)::value;
-            ea[0][0] = es_a[P][0][0], ea[0][1] = es_a[P][0][1], ea[1][0] = es_a[P][1][0], ea[1][1] = es_a[P][1][1];
-          }
+        auto convert = [&](int kt, uint32_t (&x)[4][4]) {
           if constexpr (!kShift) {
             if ((kt & 1) == 0 && kt > 0) {  // a new stage pair: its words were loaded two pairs ahead
               wa[0] = wa_n1[0], wa[1] = wa_n1[1];
@@ -455,17 +444,14 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
         // Issues stage kt's wgmmas (both warpgroups, rows past the tile included: a wgmma under a branch
         // the compiler cannot prove warp-uniform is serialized, ptxas C7518), then loads scales ahead
         // (after the issue, as in the in-kernel path, so nothing before it waits for them).
-        auto issue = [&](int kt, const uint32_t (&x)[4][4], auto par) {
+        auto issue = [&](int kt, const uint32_t (&x)[4][4]) {
           const uint32_t b_addr = ptx::smem_addr(smem + ((it0 + static_cast<uint32_t>(kt)) % kStages) * kSlotBytes);
           ptx::wgmma_fence();
 #pragma unroll
           for (int j = 0; j < 4; ++j)
             wgmma_bf16_rs_n256(reinterpret_cast<float(&)[128]>(acc), x[j], ptx::smem_desc_k128_sw128(b_addr + 32 * j));
           ptx::wgmma_commit();
-          if constexpr (kS2) {
-            constexpr int P = decltype(par)::value;
-            if (kt + 2 < nk) load_e(kt + 2, es_a[P], es_b[P]);
-          } else if constexpr (kShift) {
+          if constexpr (kShift) {
             if (kt + 1 < nk) load_e(kt + 1, ea, eb);
           } else {
             if ((kt & 1) == 0 && kt + 4 < nk) load_words((kt >> 1) + 2, wa_n2, wb_n2);
@@ -474,12 +460,12 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
         // Stage kt's wgmmas are done: its ring stage (A box read before them, slot read by them) is free.
         auto release = [&](int kt) { ptx::mbar_arrive(&empty[(it0 + static_cast<uint32_t>(kt)) % kStages]); };
         for (int kt = 0; kt < nk; kt += 2) {
-          convert(kt, xa, std::integral_constant<int, 0>{});
-          issue(kt, xa, std::integral_constant<int, 0>{});
+          convert(kt, xa);
+          issue(kt, xa);
           ptx::wgmma_wait<1>();  // stage kt - 1 done (and its fragments, xb)
           if (kt > 0) release(kt - 1);
-          convert(kt + 1, xb, std::integral_constant<int, 1>{});
-          issue(kt + 1, xb, std::integral_constant<int, 1>{});
+          convert(kt + 1, xb);
+          issue(kt + 1, xb);
           ptx::wgmma_wait<1>();
           release(kt);
         }
@@ -490,12 +476,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
         ptx::fence_acc(acc[1]);
         return;
       } else {
-        auto stage = [&](int kt, uint32_t (&x)[4][4], auto par) {
-          if constexpr (kS2) {
-            constexpr int P = decltype(par)::value;
-            ea[0][0] = es_a[P][0][0], ea[0][1] = es_a[P][0][1], ea[1][0] = es_a[P][1][0], ea[1][1] = es_a[P][1][1];
-            eb[0] = es_b[P][0], eb[1] = es_b[P][1], eb[2] = es_b[P][2];
-          }
+        auto stage = [&](int kt, uint32_t (&x)[4][4]) {
           if constexpr (!kShift) {
             const int kba = 2 * kt + (q >> 1);
 #pragma unroll
@@ -622,10 +603,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
             ptx::wgmma_commit();
             // Scales ahead: loaded here, not before the proxy fence above, which would wait for them
             // (it compiles to MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S).
-            if constexpr (kS2) {
-              constexpr int P = decltype(par)::value;
-              if (kt + 2 < nk) load_e(kt + 2, es_a[P], es_b[P]);
-            } else if constexpr (kShift) {
+            if constexpr (kShift) {
               if (kt + 1 < nk) load_e(kt + 1, ea, eb);
             } else {
               if ((kt & 1) == 0 && kt + 4 < nk) load_words((kt >> 1) + 2, wa_n2, wb_n2);
@@ -635,8 +613,8 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
           ++it;
         };
         for (int kt = 0; kt < nk; kt += 2) {
-          stage(kt, xa, std::integral_constant<int, 0>{});
-          stage(kt + 1, xb, std::integral_constant<int, 1>{});
+          stage(kt, xa);
+          stage(kt + 1, xb);
           wa[0] = wa_n1[0], wa[1] = wa_n1[1], wb = wb_n1;
           wa_n1[0] = wa_n2[0], wa_n1[1] = wa_n2[1], wb_n1 = wb_n2;
         }
@@ -645,59 +623,24 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
         ptx::fence_acc(acc[1]);
       }
     };
-    if constexpr (!kKGroupedKernel) run(std::false_type{}, std::false_type{}, std::false_type{});
-    else if ((ti.t0 & 15) == 0) run(std::true_type{}, std::false_type{}, std::false_type{});
-    else run(std::true_type{}, std::true_type{}, std::integral_constant<bool, (kV & 4) != 0>{});
+    if constexpr (!kKGroupedKernel) run(std::false_type{}, std::false_type{});
+    else if ((ti.t0 & 15) == 0) run(std::true_type{}, std::false_type{});
+    else run(std::true_type{}, std::true_type{});
 
-    // TEMPORARY variant "pf": the next tile's first two scale words of this thread's rows pulled into
-    // L1 before the epilogue, so its first stages do not wait for them.
-    if constexpr ((kV & 2) != 0) {
-      const int64_t tn = t + gridDim.x;
-      if (tn < ts.total_tiles) {
-        const TileInfo tj = decode_tile(p, ts, tn, kBN);
-        const bool kg = kKGroupedKernel && ts.kgrouped;
-        const int kcn = static_cast<int>(layout::scale_cols(kg ? tj.len : K));
-        auto pf = [&](const uint8_t* row) {
-#pragma unroll
-          for (int i = 0; i < 2; ++i) {
-            if (4 * i >= kcn) break;
-            const int col = tj.col_base + 4 * i;
-            const uint8_t* a = row + (swz ? (col >> 2) * layout::kTileBytes : col);
-            asm volatile("prefetch.global.L1 [%0];\n" ::"l"(a));
-          }
-        };
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int rl = r0 + 8 * h;
-          if (rl >= tj.rows_valid) continue;
-          const int64_t ar = swz ? (kg ? tj.row_begin : tj.mt * kBM) + rl : tj.row_begin + rl;
-          pf(p.a_scales + (swz ? layout::swizzled_offset(ar, 0, p.scale_ld) : ar * p.scale_ld));
-        }
-        if (!kBPre && br < tj.n_valid) {
-          const int64_t bsr = tj.n0 + br;
-          pf(p.b_scales + (kg ? 0 : static_cast<int64_t>(tj.group) * p.b_scale_stride) +
-             (swz ? layout::swizzled_offset(bsr, 0, p.scale_ld) : bsr * p.scale_ld));
-        }
-      }
-    }
     // ---- epilogue: alpha, optional accumulate, round once ------------------------------------------------
-    if (store_tma) {  // (kV & 1) only
-      constexpr int kNb = kBPre ? 2 : 6;  // staging boxes per warpgroup
-      // In-kernel B stages in the bf16 slots: both warpgroups' wgmmas must be done with them first.
-      if constexpr (!kBPre) ptx::named_barrier_sync(kConsumerBarrier, 256);
-      if (wg_active)
-        store_tile_tma<kOutF32, kNb, kBPre>(tp, ti, ts.kgrouped, staging + cw * kNb * kGemmSm90TmaStoreBox, cw,
-                                            warp_in_wg, lane, acc);
-      if constexpr (!kBPre) {  // the slots are the next tile's B again once the TMA unit has read them
-        if ((ctid & 127) == 0) ptx::bulk_wait_group_read<0>();
-        ptx::named_barrier_sync(kConsumerBarrier, 256);
-      }
+    if (kTmaStore && tp.store_tma) {
+      // Staged in the bf16 slots (each warpgroup in its half, 6 boxes), once both warpgroups' wgmmas
+      // are done with them; free again for the next tile's B once the TMA unit has read them.
+      constexpr int kNb = kSlots * kSlotBytes / 2 / kGemmSm90TmaStoreBox;
+      ptx::named_barrier_sync(kConsumerBarrier, 256);
+      if (wg_active) store_tile_tma<kOutF32, kNb>(tp, ti, smem + cw * kNb * kGemmSm90TmaStoreBox, cw, warp_in_wg, lane, acc);
+      if ((ctid & 127) == 0) ptx::bulk_wait_group_read<0>();
+      ptx::named_barrier_sync(kConsumerBarrier, 256);
     } else if (wg_active) {
       store_acc_tile<kOutF32>(p, ti, ts.kgrouped, r0, c0, acc);
     }
   }
-  // Bulk stores still in flight must finish reading shared memory before the CTA exits.
-  if (store_tma && (ctid & 127) == 0) ptx::bulk_wait_group<0>();
+  if (kTmaStore && tp.store_tma && (ctid & 127) == 0) ptx::bulk_wait_group<0>();  // before the CTA exits
 #else
   // Generic PTX build (compute_90 without 'a'): no wgmma, setmaxnreg or TMA; the launcher never
   // selects this kernel on such a device, and a stray launch fails loudly.
@@ -912,13 +855,11 @@ __device__ __forceinline__ void bprep_table_body(const GemmSm90Params& p, int32_
 
 // extern "C" entry points, looked up by name from the embedded image (src/cuda/op_gemm.cpp):
 // mxq_gemm_sm90_tma_<A>_<B>_<D>[_kgrouped].
-#define MXQ_GEMM_SM90_TMA_ENTRY_V(NAME, AK, BK, F32, KG, BP, V)                                                   \
+#define MXQ_GEMM_SM90_TMA_ENTRY(NAME, AK, BK, F32, KG, BP)                                                         \
   extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90TmaThreads, 1)                                         \
       NAME(const __grid_constant__ mxq::GemmSm90TmaParams p) {                                                      \
-    mxq::sm90gemm::tmapath::gemm_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, KG, BP, V>(p);             \
+    mxq::sm90gemm::tmapath::gemm_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, KG, BP>(p);                \
   }
-#define MXQ_GEMM_SM90_TMA_ENTRY(NAME, AK, BK, F32, KG, BP) MXQ_GEMM_SM90_TMA_ENTRY_V(NAME, AK, BK, F32, KG, BP, 0)
-#ifndef MXQ_GEMM_TMA_VARIANT_FILE
 #define MXQ_GEMM_SM90_TMA_ENTRIES(A, B, AK, BK)                                                   \
   MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16, AK, BK, false, false, false)       \
   MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32, AK, BK, true, false, false)         \
@@ -952,4 +893,3 @@ extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90BPrepTableThreads)
 MXQ_GEMM_SM90_TMA_ENTRIES(e4m3, e4m3, E4M3, E4M3)
 MXQ_GEMM_SM90_TMA_ENTRIES(e4m3, e5m2, E4M3, E5M2)
 MXQ_GEMM_SM90_TMA_ENTRIES(e5m2, e4m3, E5M2, E4M3)
-#endif  // MXQ_GEMM_TMA_VARIANT_FILE

@@ -175,16 +175,12 @@ struct alignas(64) GemmSm90DecodeParams {
 struct alignas(64) GemmSm90TmaParams {
   alignas(64) uint8_t tmap_a[128];
   alignas(64) uint8_t tmap_b[128];
-  alignas(64) uint8_t tmap_d[128];  // store_tma: D as 3D [groups | batch, M, N], boxes of 128 bytes x 64 rows
   GemmSm90Params g;
-  int32_t store_tma;  // epilogue through shared memory and TMA stores (K-grouped and dense plans only)
-  int32_t variant;    // TEMPORARY measurement switch (MXQ_GEMM_SM90_VARIANT)
+  alignas(64) uint8_t tmap_d[128];  // store_tma: D as 3D [groups, M, N], boxes of 128 bytes x 64 rows, 128-byte swizzle
+  int32_t store_tma;  // K-grouped, B converted in the kernel: the epilogue stages tiles in shared memory for TMA stores
 };
-// The TMA-store epilogue's staging boxes: 64 rows x 128 bytes (fp32: 32 columns, bf16: 64), 128-byte
-// swizzled, 8 KiB each. In-kernel B: each math warpgroup stages in half of the bf16 slots (6 boxes),
-// free once both warpgroups' wgmmas are done. B dequantized ahead (the slots are the ring, still
-// being filled): 2 boxes per warpgroup of their own after the A boxes.
+// The TMA-store epilogue's staging box: 64 rows x 128 bytes (fp32: 32 columns, bf16: 64), 128-byte
+// swizzled. Each math warpgroup stages its 64 x 256 block in half of the bf16 slots (6 boxes).
 constexpr int kGemmSm90TmaStoreBox = 8192;
-constexpr int64_t kGemmSm90TmaStoreStagingBp = 4 * kGemmSm90TmaStoreBox;
 
 }  // namespace mxq

@@ -214,17 +214,6 @@ class GemmSm90 final : public OpImpl {
       kname_ += " + " + pname;
       if (grouped_k(d)) fn_table_ = dev.kernel("mxq_gemm_sm90_bprep_table");
     }
-    // TEMPORARY measurement switch (MXQ_GEMM_SM90_VARIANT = 1, 3, 5 or 7: the kV bits of the variant
-    // entry points, e4m3 x e4m3 only; kernels/sm90/gemm_mxfp8_tma_var*.cu).
-    if (const char* env = std::getenv("MXQ_GEMM_SM90_VARIANT");
-        env && *env && kind == Sm90Kernel::Bf16Tma && d.a_dtype == MXQ_DTYPE_E4M3 && d.b_dtype == MXQ_DTYPE_E4M3) {
-      variant_ = std::atoi(env);
-      if (variant_ != 0) {
-        const std::string vname = fmt::format("{}_v{}", kname, variant_);
-        fn_ = dev.kernel(vname.c_str());
-        kname_ = vname + kname_.substr(kname.size());
-      }
-    }
     const bool swz = d.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
     base_ = sm90_base_params(d, kernel_groups(d));
     if (grouped_k(d)) {
@@ -251,14 +240,11 @@ class GemmSm90 final : public OpImpl {
       max_m_tiles_ = layout::ceil_div(d.m, kGemmSm90TileM) * d.batch;
       smem_ = smem_bytes(0);
     }
-    // TMA-store epilogue: K-grouped and dense plans (an M-grouped tile's rows may run into the next
-    // group's, which a fixed TMA box would overwrite) without accumulation, D rows 16-byte multiples
-    // (the tensor map's strides); B dequantized ahead needs its own staging boxes in shared memory.
+    // TMA-store epilogue (the K-grouped entry points with B converted in the kernel): D written
+    // whole, not accumulated, its rows whole 16-byte units (the tensor map's strides).
     const int64_t d_esz = d.d_dtype == MXQ_DTYPE_FP32 ? 4 : 2;
-    store_tma_ = kind == Sm90Kernel::Bf16Tma && (variant_ & 1) != 0 && !grouped_m(d) && !d.accumulate &&
-                 (d.n * d_esz) % 16 == 0 &&
-                 (!bprep_ || smem_ + kGemmSm90TmaStoreStagingBp + 64 <= dev.info().smem_optin);
-    if (store_tma_ && bprep_) smem_ += kGemmSm90TmaStoreStagingBp;
+    store_tma_ = kind == Sm90Kernel::Bf16Tma && grouped_k(d) && !bprep_ && !d.accumulate && d.m > 0 && d.n > 0 &&
+                 d.num_groups > 0 && (d.n * d_esz) % 16 == 0;
     if (bprep_) {
       prep_.n = d.n;
       prep_.k = d.k;
@@ -364,14 +350,13 @@ class GemmSm90 final : public OpImpl {
       } else {
         encode(p.b, b_rows, kGemmSm90TmaTileN, tp.tmap_b, "B");
       }
-      tp.variant = variant_;
       // TMA stores need a 16-byte aligned D (the plan asks only for element-pair alignment).
       tp.store_tma = store_tma_ && (reinterpret_cast<uintptr_t>(p.d) & 15u) == 0;
-      if (tp.store_tma) {
+      if (tp.store_tma) {  // D [G, M, N]: boxes of 128 bytes x 64 rows, the staging layout
         const bool f32 = d_.d_dtype == MXQ_DTYPE_FP32;
-        const int64_t depth = grouped_k(d_) ? d_.num_groups : d_.batch;
         encode_tma_3d(tp.tmap_d, f32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, f32 ? 4 : 2,
-                      p.d, d_.n, d_.m, depth, f32 ? 32u : 64u, 64u, CU_TENSOR_MAP_SWIZZLE_128B, "grouped GEMM D");
+                      p.d, d_.n, d_.m, d_.num_groups, f32 ? 32u : 64u, 64u, CU_TENSOR_MAP_SWIZZLE_128B,
+                      "grouped GEMM D");
       }
       void* params[] = {&tp};
       dev_.launch(fn_, g, b, static_cast<size_t>(smem_), stream, params, kname_.c_str());
@@ -415,8 +400,7 @@ class GemmSm90 final : public OpImpl {
   CUfunction fn_prep_ = nullptr;
   CUfunction fn_table_ = nullptr;
   bool bprep_ = false;
-  bool store_tma_ = false;
-  int variant_ = 0;  // TEMPORARY (MXQ_GEMM_SM90_VARIANT)
+  bool store_tma_ = false;  // the TMA-store epilogue, when D is 16-byte aligned at Execute
   GemmSm90BPrepParams prep_{};
   std::string kname_;
   GemmSm90Params base_{};
