@@ -917,6 +917,8 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     ptx::named_barrier_sync(bar_ds, kDsThreads);
     dq_mma(it, acc);
   };
+  // TEMPORARY variant bit 4 (D = 64): warpgroup 0 releases warpgroup 1 after its first dK issue instead.
+  [[maybe_unused]] constexpr bool kOffsetLate = kFused && !kDsInStage && (kVar & 16) != 0;
   auto back = [&](int64_t it, const Pos& pc, const Pos& pn, auto next_tag, auto role_tag) {  // pc, pn: positions of steps it, it+1
     constexpr bool kNext = decltype(next_tag)::value;
     constexpr int kRole = decltype(role_tag)::value;  // ping-pong: 1 warpgroup 1, 2 warpgroup 0
@@ -933,6 +935,9 @@ __device__ __forceinline__ void dkv_body(const P& p) {
 #pragma unroll
     for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dk, da[k], desc(qc_lo, k * 32), 1);
     ptx::wgmma_commit();
+    if constexpr (kOffsetLate) {
+      if (it == 0 && wg == 0) ptx::named_barrier_arrive(9, 256);
+    }
     if constexpr (kPing) {
       // D = 128 ping-pong (TEMPORARY variant): barrier 7 is split into 7 (warpgroup 0 arrives,
       // 1 waits) and 8 (1 arrives, 0 waits). Warpgroup 1 goes on as before (dQ(it) first); warpgroup 0
@@ -1061,7 +1066,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   };
   // TEMPORARY variant bit 3 (D = 64, fused): warpgroup 1 starts once warpgroup 0 has finished its
   // first front (barrier 9), an offset the independent warpgroups may keep.
-  [[maybe_unused]] constexpr bool kOffset = kFused && !kDsInStage && (kVar & 8) != 0;
+  [[maybe_unused]] constexpr bool kOffset = kFused && !kDsInStage && (kVar & 24) != 0;
   auto run = [&](auto role) {
     Pos pn{i0_first, b * p.heads_q + hk * p.group};
     const Ld ld0 = load_ld(pn);
@@ -1071,7 +1076,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     issue_s(0);
     issue_dp(0);
     front(pn, ld0, 0, std::integral_constant<int, 0>{});
-    if constexpr (kOffset) {
+    if constexpr (kOffset && !kOffsetLate) {
       if (wg == 0) ptx::named_barrier_arrive(9, 256);
     }
     for (int64_t it = 0; it + 1 < n_iters; ++it) {
@@ -1377,6 +1382,8 @@ MXQ_ATTN_BWD_ENTRIES(128)
 MXQ_ATTN_BWD_VAR(64, 1)
 MXQ_ATTN_BWD_VAR(64, 8)
 MXQ_ATTN_BWD_VAR(64, 9)
+MXQ_ATTN_BWD_VAR(64, 16)
+MXQ_ATTN_BWD_VAR(64, 17)
 MXQ_ATTN_BWD_VAR(128, 1)
 MXQ_ATTN_BWD_VAR(128, 2)
 MXQ_ATTN_BWD_VAR(128, 3)
