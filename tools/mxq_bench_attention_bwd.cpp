@@ -70,8 +70,7 @@ std::vector<uint8_t> random_bf16(size_t n, std::mt19937_64& rng) {
 }
 
 // A plan for shape s finalized with MXQ_ATTN_BWD_FUSED_DQ = env (nullptr: unset, the default rule).
-mxqAttentionPlan_t make_plan(mxqHandle_t h, const Shape& s, const char* env, const char* var = nullptr) {
-  if (var) setenv("MXQ_ATTN_BWD_VARIANT", var, 1);  // TEMPORARY (attnb11)
+mxqAttentionPlan_t make_plan(mxqHandle_t h, const Shape& s, const char* env) {
   const char* old = std::getenv("MXQ_ATTN_BWD_FUSED_DQ");
   const std::string saved = old ? old : "";
   if (env) setenv("MXQ_ATTN_BWD_FUSED_DQ", env, 1);
@@ -92,7 +91,6 @@ mxqAttentionPlan_t make_plan(mxqHandle_t h, const Shape& s, const char* env, con
   ckq(mxqAttentionPlanFinalize(p), "mxqAttentionPlanFinalize");
   if (old) setenv("MXQ_ATTN_BWD_FUSED_DQ", saved.c_str(), 1);
   else unsetenv("MXQ_ATTN_BWD_FUSED_DQ");
-  if (var) unsetenv("MXQ_ATTN_BWD_VARIANT");
   return p;
 }
 
@@ -130,43 +128,6 @@ void bench(mxqHandle_t h, const Shape& s, int iters) {
       {MXQ_ARG_DO, 0, dout.ptr()},        {MXQ_ARG_LSE, 0, lse.ptr()},         {MXQ_ARG_DQ, 0, dq.ptr()},
       {MXQ_ARG_DK, 0, dk.ptr()},          {MXQ_ARG_DV, 0, dv.ptr()}};
   const int nargs = static_cast<int>(sizeof args / sizeof args[0]);
-  double flops = 2.5 * 4.0 * static_cast<double>(s.b) * s.h * static_cast<double>(s.s) * s.s * s.d;
-  if (s.causal) flops /= 2;
-  // TEMPORARY (attnb11): MXQ_BENCH_BWD_VARIANTS="0,1,3" times the fused kernel's variants interleaved
-  // over MXQ_BENCH_BWD_ROUNDS rounds (default 3) on the same inputs.
-  if (const char* vl = std::getenv("MXQ_BENCH_BWD_VARIANTS"); vl && *vl) {
-    std::vector<std::string> vars;
-    for (std::string rest = vl; !rest.empty();) {
-      const size_t c = rest.find(',');
-      vars.push_back(rest.substr(0, c));
-      rest = c == std::string::npos ? "" : rest.substr(c + 1);
-    }
-    const char* rs = std::getenv("MXQ_BENCH_BWD_ROUNDS");
-    const int rounds = rs && *rs ? std::atoi(rs) : 3;
-    std::vector<mxqAttentionPlan_t> vp;
-    size_t wmax = 0;
-    for (const auto& v : vars) {
-      vp.push_back(make_plan(h, s, "1", v.c_str()));
-      size_t w = 0;
-      ckq(mxqAttentionPlanGetWorkspaceSize(vp.back(), &w), "ws");
-      wmax = std::max(wmax, w);
-    }
-    DevMem ws2(std::max<size_t>(wmax, 256));
-    for (int r = 0; r < rounds; ++r)
-      for (size_t i = 0; i < vars.size(); ++i) {
-        const double ms = time_ms(
-            [&] { ckq(mxqAttentionExecute(h, vp[i], args, nargs, ws2.ptr(), wmax, nullptr), "mxqAttentionExecute"); },
-            iters);
-        ck(cu.cuCtxSynchronize(), "after timing");
-        std::printf("VAR B%lld H%lld S%lld D%lld %s v%s round %d: %8.3f ms %7.1f TFLOP/s\n", static_cast<long long>(s.b),
-                    static_cast<long long>(s.h), static_cast<long long>(s.s), static_cast<long long>(s.d),
-                    s.causal ? "causal" : "full", vars[i].c_str(), r, ms, flops / (ms * 1e-3) / 1e12);
-        std::fflush(stdout);
-      }
-    for (auto p : vp) mxqAttentionPlanDestroy(p);
-    for (auto p : plans) mxqAttentionPlanDestroy(p);
-    return;
-  }
   for (int i = 0; i < 3; ++i) {
     mxqAttentionPlan_t p = plans[i];
     size_t w = 0;
@@ -174,6 +135,8 @@ void bench(mxqHandle_t h, const Shape& s, int iters) {
     const double ms = time_ms(
         [&] { ckq(mxqAttentionExecute(h, p, args, nargs, ws.ptr(), w, nullptr), "mxqAttentionExecute"); }, iters);
     ck(cu.cuCtxSynchronize(), "after timing");
+    double flops = 2.5 * 4.0 * static_cast<double>(s.b) * s.h * static_cast<double>(s.s) * s.s * s.d;
+    if (s.causal) flops /= 2;
     const double tflops = flops / (ms * 1e-3) / 1e12;
     std::printf("B%lld H%lld S%lld D%lld %-10s %-24s %8.3f ms  %7.1f TFLOP/s", static_cast<long long>(s.b),
                 static_cast<long long>(s.h), static_cast<long long>(s.s), static_cast<long long>(s.d),

@@ -43,6 +43,9 @@
 //    once dK is done, then computes P^T, dS^T of the next step in the same body; dQ issues S and dP
 //    of the next step (D = 64: a second register set) or S only (D = 128: dP of the next step goes
 //    out behind dQ) before the elementwise work of the current one.
+//  - Fused, D = 64: the two math warpgroups share only the stages, so warpgroup 1 starts a P^T/dS^T
+//    phase behind warpgroup 0 and they stay out of phase (elementwise work of one next to the
+//    products of the other); P there comes from ex2.approx.ftz (P < 2^-126 -> 0, docs/NUMERICS.md).
 //  - The elementwise code is straight-line: masks are applied by a second pass of selects only on
 //    tiles that need them (a uniform branch), and the MXFP8 scale of dS is computed with selects.
 //  - The MXFP8 round trip of dS returns its E4M3 codes to bf16 with the GEMM's exact conversion
@@ -557,17 +560,21 @@ __device__ __forceinline__ void dq_post_body(const P& p) {
 // overwritten; the stage is released after dQ). D = 64: each warpgroup reduces its own kv rows'
 // product over all 64 columns (K split: no cross-warpgroup barrier; twice the reductions), from
 // its own dS^T tile per stage.
-template <int D, bool kFused, int kVar>
+template <int D, bool kFused>
 __device__ __forceinline__ void dkv_body(const P& p) {
-  // TEMPORARY variants (attnb11): bit 0: P by ex2.approx.ftz; bit 1: D = 128 fused ping-pong.
-  constexpr bool kFtz = (kVar & 1) != 0;
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = ptx::smem_align1024(smem_raw);
   constexpr int kRowTile = kRows * D * 2, kStepTile = kStep * D * 2;
   constexpr bool kDsInStage = kStepTile >= kAttnBwdDsTile;  // D = 128: dS^T over the stage's Q tile
   // Fused: what of step it+1 goes out behind dQ(it) (dK retired): D = 128 S^T only (registers), D = 64 S^T and dP^T.
   [[maybe_unused]] constexpr bool kEarlyDp = !kDsInStage;
-  [[maybe_unused]] constexpr bool kPing = kFused && kDsInStage && (kVar & 2) != 0;
+  // Fused, D = 64 (docs/PERFORMANCE.md, "Ninth session"): P by ex2.approx.ftz (a P below 2^-126 is 0,
+  // docs/NUMERICS.md; 3 fewer instructions per entry than ex2.approx's subnormal fix-up), and
+  // warpgroup 1 starts once warpgroup 0 has finished its first P^T and dS^T (barrier 9), so that the
+  // two warpgroups, which share nothing but the stages, run out of phase: one's elementwise work
+  // overlaps the other's products. D = 128 gained nothing from either (its warpgroups meet at the dS^T
+  // barrier every step, and a ping-pong order around it was slower).
+  constexpr bool kD64Fused = kFused && !kDsInStage;
   uint8_t* k_tile = smem;
   uint8_t* v_tile = k_tile + kRowTile;
   uint8_t* stage0 = v_tile + kRowTile;  // per stage: Q, dO, Q_col^T, dO_col^T (bf16)
@@ -720,7 +727,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   // Fused dQ: named barriers 1-4 pair the warps (2k, 2k+1) of each warpgroup for the exponent
   // exchange; D = 128: 5 + w guards warpgroup w's half of the stage's Q tile (its S^T readers arrive,
   // warpgroup w syncs before writing dS^T there), 7 waits for the whole dS^T tile (256 threads);
-  // D = 64: 7 + wg for the warpgroup's own tile (128 threads).
+  // D = 64: 7 + wg for the warpgroup's own tile (128 threads), 9 once for the warpgroups' start offset.
   [[maybe_unused]] const int bar_pair = 1 + 2 * wg + (w >> 1);
   [[maybe_unused]] const int bar_ds = kDsInStage ? 7 : 7 + wg;
   [[maybe_unused]] constexpr int kDsThreads = kDsInStage ? 256 : 128;
@@ -782,11 +789,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     r.dlt_hi = l + 32 < nq ? __ldg(dlt_g + l + 32) : 0.0f;
     return r;
   };
-  // Ping-pong: the named barriers alternate by step parity (guard 5 + w / 11 + w, dS^T 7, 8 / 9, 10),
-  // so that a warpgroup a step ahead never arrives twice on a barrier the other has not passed.
-  [[maybe_unused]] auto guard_bar = [&](int64_t step, int g) { return (kPing && (step & 1)) ? 11 + g : 5 + g; };
-  auto front = [&](const Pos& ps, const Ld& ld, int64_t step, auto part_tag) {  // part 0: all; 1: P^T only; 2: dS^T, Pq only
-    constexpr int kPart = decltype(part_tag)::value;
+  auto front = [&](const Pos& ps, const Ld& ld) {
     const int64_t i0 = ps.i0;
     const float lse_lo = ld.lse_lo * kLog2e, lse_hi = ld.lse_hi * kLog2e;
     const float dlt_lo = ld.dlt_lo, dlt_hi = ld.dlt_hi;
@@ -798,31 +801,27 @@ __device__ __forceinline__ void dkv_body(const P& p) {
       return (col < lim_q) & (r < lim_k) & (!causal | (r <= col + lim_c));
     };
     // P^T while dP^T is still on the tensor cores: entry idx is (kv row r0 / r0+8, q column col).
-    if constexpr (kPart != 2) {
-      if constexpr (kPart == 0) ptx::wgmma_wait<1>();
-      else ptx::wgmma_wait<0>();
-      ptx::fence_acc(s);
-      if constexpr (kFused && kDsInStage) ptx::named_barrier_arrive(guard_bar(step, wg ^ 1), 256);  // S^T read the Q tile
+    ptx::wgmma_wait<1>();
+    ptx::fence_acc(s);
+    if constexpr (kFused && kDsInStage) ptx::named_barrier_arrive(5 + (wg ^ 1), 256);  // S^T read the Q tile
 #pragma unroll
-      for (int jj = 0; jj < 8; ++jj) {
+    for (int jj = 0; jj < 8; ++jj) {
 #pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int col = 8 * jj + 2 * (l & 3) + e;
-          const float lse_l2 = __shfl_sync(0xFFFFFFFFu, jj < 4 ? lse_lo : lse_hi, col & 31);
+      for (int e = 0; e < 2; ++e) {
+        const int col = 8 * jj + 2 * (l & 3) + e;
+        const float lse_l2 = __shfl_sync(0xFFFFFFFFu, jj < 4 ? lse_lo : lse_hi, col & 31);
 #pragma unroll
-          for (int half = 0; half < 2; ++half) {
-            const int idx = 4 * jj + 2 * half + e;
-            const float x = fmaf(s[idx], scale_log2, -lse_l2);
-            s[idx] = kFtz ? attn::ex2_ftz(x) : ex2(x);
-          }
+        for (int half = 0; half < 2; ++half) {
+          const int idx = 4 * jj + 2 * half + e;
+          const float x = fmaf(s[idx], scale_log2, -lse_l2);
+          s[idx] = kD64Fused ? attn::ex2_ftz(x) : ex2(x);
         }
       }
-      if (!full) {  // masked entries: P = 0 (a uniform branch; selects inside)
-#pragma unroll
-        for (int idx = 0; idx < 32; ++idx) s[idx] = visible(idx) ? s[idx] : 0.0f;
-      }
     }
-    if constexpr (kPart == 1) return;
+    if (!full) {  // masked entries: P = 0 (a uniform branch; selects inside)
+#pragma unroll
+      for (int idx = 0; idx < 32; ++idx) s[idx] = visible(idx) ? s[idx] : 0.0f;
+    }
     ptx::wgmma_wait<0>();
     ptx::fence_acc(dp);
     // dS^T = P^T (dP^T - delta) * scale, exactly 0 where masked whatever dP is.
@@ -853,8 +852,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     if constexpr (kDsInStage) return stage0 + static_cast<int>(it & 1) * 4 * kStepTile;
     else return ds_area + static_cast<int>(it & 1) * kAttnBwdDsTile;
   };
-  // dq_quant: the column quantization of dS^T of step it into its tile; dq_mma: dQ's product from it.
-  [[maybe_unused]] auto dq_quant = [&](int64_t it) {
+  [[maybe_unused]] auto dq_issue = [&](int64_t it, float (&acc)[32]) {
     uint8_t* tile = ds_tile(it);
     uint32_t e2 = col_block_exponents<false>(dp, l);
     *xch_mine = e2;
@@ -869,16 +867,14 @@ __device__ __forceinline__ void dkv_body(const P& p) {
       *xch_mine = e2;
       ptx::named_barrier_sync(bar_pair, 64);
       e2 = __vmaxu2(e2, *xch_partner);
-      if constexpr (kDsInStage) ptx::named_barrier_sync(guard_bar(it, wg), 256);  // the other S^T is done with Q
+      if constexpr (kDsInStage) ptx::named_barrier_sync(5 + wg, 256);  // the other S^T is done with Q
       col_quant_store<true>(dp, e2, row_addr, l);
     } else {
-      if constexpr (kDsInStage) ptx::named_barrier_sync(guard_bar(it, wg), 256);
+      if constexpr (kDsInStage) ptx::named_barrier_sync(5 + wg, 256);
       col_quant_store<false>(dp, e2, row_addr, l);
     }
     ptx::fence_proxy_async_shared();  // generic stores -> wgmma's reads
-  };
-  [[maybe_unused]] auto dq_mma = [&](int64_t it, float (&acc)[32]) {
-    uint8_t* tile = ds_tile(it);
+    ptx::named_barrier_sync(bar_ds, kDsThreads);
     const uint32_t a_lo = ptx::smem_desc_sw128_lo(ptx::smem_addr(tile));
     ptx::undef_acc(acc);
     ptx::wgmma_fence();
@@ -912,16 +908,8 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     ptx::fence_proxy_async_shared();  // generic stores -> the bulk copy's reads
     ptx::mbar_arrive(&dq_full[buf * 2 + wg]);
   };
-  [[maybe_unused]] auto dq_issue = [&](int64_t it, float (&acc)[32]) {
-    dq_quant(it);
-    ptx::named_barrier_sync(bar_ds, kDsThreads);
-    dq_mma(it, acc);
-  };
-  // TEMPORARY variant bit 4 (D = 64): warpgroup 0 releases warpgroup 1 after its first dK issue instead.
-  [[maybe_unused]] constexpr bool kOffsetLate = kFused && !kDsInStage && (kVar & 16) != 0;
-  auto back = [&](int64_t it, const Pos& pc, const Pos& pn, auto next_tag, auto role_tag) {  // pc, pn: positions of steps it, it+1
+  auto back = [&](int64_t it, const Pos& pc, const Pos& pn, auto next_tag) {  // pc, pn: positions of steps it, it+1
     constexpr bool kNext = decltype(next_tag)::value;
-    constexpr int kRole = decltype(role_tag)::value;  // ping-pong: 1 warpgroup 1, 2 warpgroup 0
     const uint32_t qc_lo = ptx::smem_desc_sw128_lo(stage_addr(it) + 2 * kStepTile), doc_lo = qc_lo + (kStepTile >> 4);
     Ld ldn{};
     if constexpr (kNext) ldn = load_ld(pn);
@@ -935,83 +923,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
 #pragma unroll
     for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dk, da[k], desc(qc_lo, k * 32), 1);
     ptx::wgmma_commit();
-    if constexpr (kOffsetLate) {
-      if (it == 0 && wg == 0) ptx::named_barrier_arrive(9, 256);
-    }
-    if constexpr (kPing) {
-      // D = 128 ping-pong (TEMPORARY variant): barrier 7 is split into 7 (warpgroup 0 arrives,
-      // 1 waits) and 8 (1 arrives, 0 waits). Warpgroup 1 goes on as before (dQ(it) first); warpgroup 0
-      // issues S^T(it+1) and computes P^T(it+1) before it waits for warpgroup 1's dS^T half and issues
-      // dQ(it), so one warpgroup's elementwise work overlaps the other's products.
-      ptx::wgmma_wait<1>();
-#pragma unroll
-      for (int k = 0; k < 4; ++k) ptx::fence_regs(pa[k]);
-      dq_quant(it);
-      float dq[32];
-      if constexpr (kRole == 1) {
-        ptx::named_barrier_arrive(8 + 2 * static_cast<int>(it & 1), 256);
-        ptx::named_barrier_sync(7 + 2 * static_cast<int>(it & 1), 256);
-        dq_mma(it, dq);
-        ptx::wgmma_commit();
-        if constexpr (kNext) {
-          ptx::wgmma_wait<1>();
-#pragma unroll
-          for (int k = 0; k < 4; ++k) ptx::fence_regs(da[k]);
-          issue_s(it + 1);
-          ptx::wgmma_wait<1>();  // dQ done
-          ptx::fence_acc(dq);
-          dq_stage(it, dq);
-          ptx::mbar_arrive(&empty[it & 1]);
-          issue_dp(it + 1);
-          front(pn, ldn, it + 1, std::integral_constant<int, 0>{});
-        } else {
-          ptx::wgmma_wait<0>();
-#pragma unroll
-          for (int k = 0; k < 4; ++k) ptx::fence_regs(da[k]);
-          ptx::fence_acc(dq);
-          dq_stage(it, dq);
-        }
-      } else {
-        ptx::named_barrier_arrive(7 + 2 * static_cast<int>(it & 1), 256);
-        if constexpr (kNext) {
-          ptx::wgmma_wait<0>();  // dK done
-#pragma unroll
-          for (int k = 0; k < 4; ++k) ptx::fence_regs(da[k]);
-          issue_s(it + 1);
-          if constexpr (kVar & 4) {  // the whole front of step it+1 before dQ(it)
-            issue_dp(it + 1);
-            front(pn, ldn, it + 1, std::integral_constant<int, 0>{});
-            ptx::named_barrier_sync(8 + 2 * static_cast<int>(it & 1), 256);
-            dq_mma(it, dq);
-            ptx::wgmma_commit();
-            ptx::wgmma_wait<0>();
-            ptx::fence_acc(dq);
-            dq_stage(it, dq);
-            ptx::mbar_arrive(&empty[it & 1]);
-          } else {
-            front(pn, ldn, it + 1, std::integral_constant<int, 1>{});  // P^T(it+1)
-            ptx::named_barrier_sync(8 + 2 * static_cast<int>(it & 1), 256);
-            dq_mma(it, dq);
-            ptx::wgmma_commit();
-            ptx::wgmma_wait<0>();
-            ptx::fence_acc(dq);
-            dq_stage(it, dq);
-            ptx::mbar_arrive(&empty[it & 1]);
-            issue_dp(it + 1);
-            front(pn, ldn, it + 1, std::integral_constant<int, 2>{});  // dS^T(it+1), Pq
-          }
-        } else {
-          ptx::named_barrier_sync(8 + 2 * static_cast<int>(it & 1), 256);
-          dq_mma(it, dq);
-          ptx::wgmma_commit();
-          ptx::wgmma_wait<0>();
-#pragma unroll
-          for (int k = 0; k < 4; ++k) ptx::fence_regs(da[k]);
-          ptx::fence_acc(dq);
-          dq_stage(it, dq);
-        }
-      }
-    } else if constexpr (kFused) {
+    if constexpr (kFused) {
       ptx::wgmma_wait<1>();  // dV done: its A registers are free for the column quantization
 #pragma unroll
       for (int k = 0; k < 4; ++k) ptx::fence_regs(pa[k]);
@@ -1036,7 +948,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
         dq_stage(it, dq);
         ptx::mbar_arrive(&empty[it & 1]);  // D = 128: the reducer's arrival completes the release
         if constexpr (!kEarlyDp) issue_dp(it + 1);
-        front(pn, ldn, it + 1, std::integral_constant<int, 0>{});
+        front(pn, ldn);
       } else {
         ptx::wgmma_wait<0>();
 #pragma unroll
@@ -1054,7 +966,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
       for (int k = 0; k < 4; ++k) ptx::fence_regs(da[k]);
       ptx::mbar_arrive(&empty[it & 1]);
       issue_dp(it + 1);
-      front(pn, ldn, it + 1, std::integral_constant<int, 0>{});
+      front(pn, ldn);
     } else {
       ptx::wgmma_wait<0>();
 #pragma unroll
@@ -1064,35 +976,24 @@ __device__ __forceinline__ void dkv_body(const P& p) {
       }
     }
   };
-  // TEMPORARY variant bit 3 (D = 64, fused): warpgroup 1 starts once warpgroup 0 has finished its
-  // first front (barrier 9), an offset the independent warpgroups may keep.
-  [[maybe_unused]] constexpr bool kOffset = kFused && !kDsInStage && (kVar & 24) != 0;
-  auto run = [&](auto role) {
+  if (n_iters > 0) {  // one block, so ptxas sees every wgmma retired before the epilogue
     Pos pn{i0_first, b * p.heads_q + hk * p.group};
     const Ld ld0 = load_ld(pn);
-    if constexpr (kOffset) {
-      if (wg == 1) ptx::named_barrier_sync(9, 256);
+    if constexpr (kD64Fused) {
+      if (wg == 1) ptx::named_barrier_sync(9, 256);  // the start offset (above)
     }
     issue_s(0);
     issue_dp(0);
-    front(pn, ld0, 0, std::integral_constant<int, 0>{});
-    if constexpr (kOffset && !kOffsetLate) {
+    front(pn, ld0);
+    if constexpr (kD64Fused) {
       if (wg == 0) ptx::named_barrier_arrive(9, 256);
     }
     for (int64_t it = 0; it + 1 < n_iters; ++it) {
       const Pos pc = pn;
       pn = next_pos(pn);
-      back(it, pc, pn, std::true_type{}, role);
+      back(it, pc, pn, std::true_type{});
     }
-    back(n_iters - 1, pn, pn, std::false_type{}, role);
-  };
-  if (n_iters > 0) {  // one block, so ptxas sees every wgmma retired before the epilogue
-    if constexpr (kPing) {
-      if (wg == 0) run(std::integral_constant<int, 2>{});
-      else run(std::integral_constant<int, 1>{});
-    } else {
-      run(std::integral_constant<int, 0>{});
-    }
+    back(n_iters - 1, pn, pn, std::false_type{});
   }
   ptx::fence_acc(dv);
   ptx::fence_acc(dk);
@@ -1319,10 +1220,10 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
-template <int D, bool kFused, int kVar = 0>
+template <int D, bool kFused>
 __device__ __forceinline__ void dkv_entry(const P& p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  dkv_body<D, kFused, kVar>(p);
+  dkv_body<D, kFused>(p);
 #else
   // Generic PTX build (compute_90 without 'a'): no wgmma; the launcher never selects this kernel
   // on such a device, and a stray launch fails loudly rather than silently.
@@ -1372,20 +1273,3 @@ __device__ __forceinline__ void dq_entry(const P& p) {
 
 MXQ_ATTN_BWD_ENTRIES(64)
 MXQ_ATTN_BWD_ENTRIES(128)
-
-// TEMPORARY (attnb11): variants of the fused kernel, chosen by MXQ_ATTN_BWD_VARIANT at Finalize.
-#define MXQ_ATTN_BWD_VAR(D, V)                                                                                     \
-  extern "C" __global__ void __launch_bounds__(mxq::kAttnBwdThreads, 1)                                            \
-      mxq_attn_bwd_sm90_dkvq_v##V##_d##D(const __grid_constant__ mxq::AttnBwdSm90Params p) {                       \
-    mxq::sm90attn::dkv_entry<D, true, V>(p);                                                                       \
-  }
-MXQ_ATTN_BWD_VAR(64, 1)
-MXQ_ATTN_BWD_VAR(64, 8)
-MXQ_ATTN_BWD_VAR(64, 9)
-MXQ_ATTN_BWD_VAR(64, 16)
-MXQ_ATTN_BWD_VAR(64, 17)
-MXQ_ATTN_BWD_VAR(128, 1)
-MXQ_ATTN_BWD_VAR(128, 2)
-MXQ_ATTN_BWD_VAR(128, 3)
-MXQ_ATTN_BWD_VAR(128, 6)
-MXQ_ATTN_BWD_VAR(128, 7)

@@ -63,11 +63,6 @@ class AttentionBwdSm90 final : public OpImpl {
     const int dim = static_cast<int>(d.head_dim);
     names_[0] = fmt::format("mxq_attn_bwd_sm90_delta_d{}", dim);
     names_[1] = fmt::format("mxq_attn_bwd_sm90_{}_d{}", fused_ ? "dkvq" : "dkv", dim);
-    // TEMPORARY (attnb11): MXQ_ATTN_BWD_VARIANT=N picks the fused kernel's variant N.
-    if (const char* env = std::getenv("MXQ_ATTN_BWD_VARIANT"); fused_ && env && *env) {
-      const int n = std::atoi(env), v = dim == 64 ? (n & 25) : (n < 8 ? n & 7 : 0);
-      if (v != 0) names_[1] = fmt::format("mxq_attn_bwd_sm90_dkvq_v{}_d{}", v, dim);
-    }
     names_[2] = fmt::format("mxq_attn_bwd_sm90_{}_d{}", fused_ ? "dqpost" : "dq", dim);
     names_[3] = fmt::format("mxq_attn_bwd_sm90_prep_d{}", dim);
     for (int i = 0; i < 4; ++i) fn_[i] = dev.kernel(names_[i].c_str());
