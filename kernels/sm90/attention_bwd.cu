@@ -43,6 +43,9 @@
 //    once dK is done, then computes P^T, dS^T of the next step in the same body; dQ issues S and dP
 //    of the next step (D = 64: a second register set) or S only (D = 128: dP of the next step goes
 //    out behind dQ) before the elementwise work of the current one.
+//  - Fused, D = 64: the two math warpgroups share only the stages, so warpgroup 1 starts a P^T/dS^T
+//    phase behind warpgroup 0 and they stay out of phase (elementwise work of one next to the
+//    products of the other); P there comes from ex2.approx.ftz (P < 2^-126 -> 0, docs/NUMERICS.md).
 //  - The elementwise code is straight-line: masks are applied by a second pass of selects only on
 //    tiles that need them (a uniform branch), and the MXFP8 scale of dS is computed with selects.
 //  - The MXFP8 round trip of dS returns its E4M3 codes to bf16 with the GEMM's exact conversion
@@ -565,6 +568,13 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   constexpr bool kDsInStage = kStepTile >= kAttnBwdDsTile;  // D = 128: dS^T over the stage's Q tile
   // Fused: what of step it+1 goes out behind dQ(it) (dK retired): D = 128 S^T only (registers), D = 64 S^T and dP^T.
   [[maybe_unused]] constexpr bool kEarlyDp = !kDsInStage;
+  // Fused, D = 64 (docs/PERFORMANCE.md, "Ninth session"): P by ex2.approx.ftz (a P below 2^-126 is 0,
+  // docs/NUMERICS.md; 3 fewer instructions per entry than ex2.approx's subnormal fix-up), and
+  // warpgroup 1 starts once warpgroup 0 has finished its first P^T and dS^T (barrier 9), so that the
+  // two warpgroups, which share nothing but the stages, run out of phase: one's elementwise work
+  // overlaps the other's products. D = 128 gained nothing from either (its warpgroups meet at the dS^T
+  // barrier every step, and a ping-pong order around it was slower).
+  constexpr bool kD64Fused = kFused && !kDsInStage;
   uint8_t* k_tile = smem;
   uint8_t* v_tile = k_tile + kRowTile;
   uint8_t* stage0 = v_tile + kRowTile;  // per stage: Q, dO, Q_col^T, dO_col^T (bf16)
@@ -717,7 +727,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   // Fused dQ: named barriers 1-4 pair the warps (2k, 2k+1) of each warpgroup for the exponent
   // exchange; D = 128: 5 + w guards warpgroup w's half of the stage's Q tile (its S^T readers arrive,
   // warpgroup w syncs before writing dS^T there), 7 waits for the whole dS^T tile (256 threads);
-  // D = 64: 7 + wg for the warpgroup's own tile (128 threads).
+  // D = 64: 7 + wg for the warpgroup's own tile (128 threads), 9 once for the warpgroups' start offset.
   [[maybe_unused]] const int bar_pair = 1 + 2 * wg + (w >> 1);
   [[maybe_unused]] const int bar_ds = kDsInStage ? 7 : 7 + wg;
   [[maybe_unused]] constexpr int kDsThreads = kDsInStage ? 256 : 128;
@@ -803,7 +813,8 @@ __device__ __forceinline__ void dkv_body(const P& p) {
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
           const int idx = 4 * jj + 2 * half + e;
-          s[idx] = ex2(fmaf(s[idx], scale_log2, -lse_l2));
+          const float x = fmaf(s[idx], scale_log2, -lse_l2);
+          s[idx] = kD64Fused ? attn::ex2_ftz(x) : ex2(x);
         }
       }
     }
@@ -968,9 +979,15 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   if (n_iters > 0) {  // one block, so ptxas sees every wgmma retired before the epilogue
     Pos pn{i0_first, b * p.heads_q + hk * p.group};
     const Ld ld0 = load_ld(pn);
+    if constexpr (kD64Fused) {
+      if (wg == 1) ptx::named_barrier_sync(9, 256);  // the start offset (above)
+    }
     issue_s(0);
     issue_dp(0);
     front(pn, ld0);
+    if constexpr (kD64Fused) {
+      if (wg == 0) ptx::named_barrier_arrive(9, 256);
+    }
     for (int64_t it = 0; it + 1 < n_iters; ++it) {
       const Pos pc = pn;
       pn = next_pos(pn);
