@@ -49,4 +49,7 @@ if [[ $part != 1 ]]; then
     "$MXQ_BUILD_DIR/tests/mxq_gpu_tests" "[attention]~[bwd]"
   stage run_sh 300 ./run.sh
 fi
+# $OUT returns at most 8 files: every log goes back in one archive (the summary lines carry the last
+# line of each).
+tar -C "$out" -czf "$out/logs.tgz" $(cd "$out" && ls *.log) 2> /dev/null && rm -f "$out"/*.log
 printf '%s\n' "${summary[@]}"
