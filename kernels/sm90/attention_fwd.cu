@@ -326,17 +326,13 @@ __device__ __forceinline__ uint64_t desc_nmajor128_at(uint32_t desc_lo, uint32_t
 // warpgroup rewrites its Q rows only after a barrier behind its own epilogue's reads of them.
 // kLean: the TMA thread's waits for free stages suspend on the mbarrier (try_wait with a time hint)
 // instead of retrying at once, and the converter warps' idle polling is one thread's loop.
-// TEMPORARY (attnf10, MXQ_ATTN_FWD_X): kX bit 0: D = 64's V descriptors as low word + offsets;
-// kTKV: the key tile (192 only at D = 64 after the prepass, with a 3D tensor map [entry][kv_pad][D]
-// whose rows past kv_pad read as zeros).
 template <int D, bool kPingPong, bool kInline, int kProdRegs, int kMathRegs, bool kPersist = false,
-          bool kLean = false, int kX = 0, int kTKV = kTileKV>
+          bool kLean = false>
 __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(!kPersist || kInline, "the persistent schedule is built on the in-kernel conversion");
-  static_assert(kTKV == kTileKV || (!kInline && D == 64), "192-key tiles: D = 64 after the prepass only");
   constexpr int kPanels = D / 64;
-  constexpr int kTileBytes = kTKV * D * 2;
+  constexpr int kTileBytes = kTileKV * D * 2;
   constexpr int kSt = 2;  // K/V stages (three fit at D = 128, measured no faster: PERFORMANCE.md)
   constexpr uint32_t kTxBytes = kTileBytes;  // one K or V tile per TMA transaction
   extern __shared__ uint8_t smem_raw[];
@@ -393,7 +389,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
     w.shift = p.mask == kMaskBottomRight ? w.lk - w.lq : 0;
     int kv_end = w.lk;
     if (p.mask != kMaskNone) kv_end = min(kv_end, w.q0 + kTileQ + w.shift);
-    w.n_tiles = kv_end > 0 && w.q0 < w.lq ? (kv_end + kTKV - 1) / kTKV : 0;
+    w.n_tiles = kv_end > 0 && w.q0 < w.lq ? (kv_end + kTileKV - 1) / kTileKV : 0;
     return w;
   };
   if constexpr (!kPersist) {
@@ -436,26 +432,16 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       else ptx::mbar_wait(empty_k(st), ph ^ 1);
       ptx::mbar_arrive_expect_tx(full_k(st), kTxBytes);
 #pragma unroll
-      for (int pn = 0; pn < kPanels; ++pn) {
-        if constexpr (kTKV != kTileKV)
-          ptx::tma_load_3d(ptx::smem_addr(sk(st) + pn * kPanelBytes), p.tmap_k, 64 * pn, t * kTKV,
-                           row_base / p.kv_pad, full_k(st));
-        else
-          ptx::tma_load_2d(ptx::smem_addr(sk(st) + pn * kPanelBytes), p.tmap_k, 64 * pn, row_base + t * kTileKV,
-                           full_k(st));
-      }
+      for (int pn = 0; pn < kPanels; ++pn)
+        ptx::tma_load_2d(ptx::smem_addr(sk(st) + pn * kPanelBytes), p.tmap_k, 64 * pn, row_base + t * kTileKV,
+                         full_k(st));
       if constexpr (kLean) ptx::mbar_wait_suspend(empty_v(st), ph ^ 1);
       else ptx::mbar_wait(empty_v(st), ph ^ 1);
       ptx::mbar_arrive_expect_tx(full_v(st), kTxBytes);
 #pragma unroll
-      for (int pn = 0; pn < kPanels; ++pn) {
-        if constexpr (kTKV != kTileKV)
-          ptx::tma_load_3d(ptx::smem_addr(sv(st) + pn * kPanelBytes), p.tmap_v, 64 * pn, t * kTKV,
-                           row_base / p.kv_pad, full_v(st));
-        else
-          ptx::tma_load_2d(ptx::smem_addr(sv(st) + pn * kPanelBytes), p.tmap_v, 64 * pn, row_base + t * kTileKV,
-                           full_v(st));
-      }
+      for (int pn = 0; pn < kPanels; ++pn)
+        ptx::tma_load_2d(ptx::smem_addr(sv(st) + pn * kPanelBytes), p.tmap_v, 64 * pn, row_base + t * kTileKV,
+                         full_v(st));
     };
     if constexpr (!kInline) {
       const Work w = item_work(first_item);
@@ -656,9 +642,8 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
     // the softmax, to interleave O's rescale and P's packing with it, and keeping the wait below the
     // softmax measured slower (PERFORMANCE.md, ninth session): the softmax overlaps the other
     // warpgroup's products (ping-pong). Stages and phases follow the CTA's running tile count g + t.
-    constexpr int kS = kTKV / 2, kKK = kTKV / 16;  // S registers per thread, k16 steps of P V
-    float s[kS];
-    uint32_t pf[kKK][4];
+    float s[64];
+    uint32_t pf[8][4];
     auto issue_s = [&](int t) {  // S = Q K_t^T for 64 rows x 128 keys, into s
       const int st = (g + t) % kSt;
       ptx::mbar_wait(full_k(st), ((g + t) / kSt) & 1);
@@ -667,7 +652,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 #pragma unroll
       for (int ks = 0; ks < D / 16; ++ks) {
         const uint32_t off = static_cast<uint32_t>((ks >> 2) * kPanelBytes + (ks & 3) * 32);
-        ptx::wgmma_bf16_ss<kTKV, 0>(s, ptx::smem_desc_sw128_at(q_desc_lo, off),
+        ptx::wgmma_bf16_ss<128, 0>(s, ptx::smem_desc_sw128_at(q_desc_lo, off),
                                    ptx::smem_desc_sw128_at(ptx::smem_desc_sw128_lo(k_addr), off), ks > 0);
       }
       ptx::wgmma_commit();
@@ -676,11 +661,11 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
     // P * p_scale = exp2(S * scale * log2(e) - m + log2(p_scale)) in s (one FFMA and one SFU op per
     // element), updates the running max and the running sum of P * p_scale, returns O's rescale factor.
     auto softmax = [&](int t, float (&corr)[2]) {
-      const int kv0 = t * kTKV;
-      const bool need_mask = kv0 + kTKV > lk || (p.mask != kMaskNone && kv0 + kTKV - 1 > q0 + cw * 64 + shift);
+      const int kv0 = t * kTileKV;
+      const bool need_mask = kv0 + kTileKV > lk || (p.mask != kMaskNone && kv0 + kTileKV - 1 > q0 + cw * 64 + shift);
       if (need_mask) {
 #pragma unroll
-        for (int i = 0; i < kS; ++i) {
+        for (int i = 0; i < 64; ++i) {
           const int col = kv0 + 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);
           const int row = row0 + 8 * ((i >> 1) & 1);
           const bool vis = col < lk && (p.mask == kMaskNone || col <= row + shift);
@@ -691,27 +676,14 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       for (int r = 0; r < 2; ++r) {
         // The row max of the thread's 32 scores as a tree, 5 deep (a chain from -inf was 17 deep and
         // one instruction longer: PERFORMANCE.md, ninth session); exact in any order.
-        float mx;
-        if constexpr (kTKV == 128) {
-          float m16[16];
+        float m16[16];
 #pragma unroll
-          for (int j = 0; j < 16; ++j) m16[j] = fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]);
+        for (int j = 0; j < 16; ++j) m16[j] = fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]);
 #pragma unroll
-          for (int j = 0; j < 8; ++j) m16[j] = fmaxf(m16[j], m16[j + 8]);
+        for (int j = 0; j < 8; ++j) m16[j] = fmaxf(m16[j], m16[j + 8]);
 #pragma unroll
-          for (int j = 0; j < 4; ++j) m16[j] = fmaxf(m16[j], m16[j + 4]);
-          mx = fmaxf(fmaxf(m16[0], m16[2]), fmaxf(m16[1], m16[3]));
-        } else {  // 192 keys: 24 pair maxima, 12, 6, 3, 1
-          static_assert(kTKV == 192, "key tiles of 128 or 192");
-          float m24[24];
-#pragma unroll
-          for (int j = 0; j < 24; ++j) m24[j] = fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]);
-#pragma unroll
-          for (int j = 0; j < 12; ++j) m24[j] = fmaxf(m24[j], m24[j + 12]);
-#pragma unroll
-          for (int j = 0; j < 6; ++j) m24[j] = fmaxf(m24[j], m24[j + 6]);
-          mx = fmaxf(fmaxf(fmaxf(m24[0], m24[3]), fmaxf(m24[1], m24[4])), fmaxf(m24[2], m24[5]));
-        }
+        for (int j = 0; j < 4; ++j) m16[j] = fmaxf(m16[j], m16[j + 4]);
+        float mx = fmaxf(fmaxf(m16[0], m16[2]), fmaxf(m16[1], m16[3]));
         mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 2));
         const float m_new = fmaxf(m_run[r], mx * c);  // c > 0: the max commutes with the scaling
@@ -721,7 +693,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
         const float bias = p.log2_p_scale - m_use;
         float sum = 0.0f;
 #pragma unroll
-        for (int j = 0; j < kS / 4; ++j) {
+        for (int j = 0; j < 16; ++j) {
           const float a = attn::ex2_ftz(fmaf(s[4 * j + 2 * r], c, bias));
           const float e = attn::ex2_ftz(fmaf(s[4 * j + 2 * r + 1], c, bias));
           s[4 * j + 2 * r] = a;
@@ -737,18 +709,9 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
     // O and LSE are NaN as with the exact form: attention_common.cuh).
     auto pack_p = [&] {
 #pragma unroll
-      for (int kk = 0; kk < kKK; ++kk)
+      for (int kk = 0; kk < 8; ++kk)
 #pragma unroll
-        for (int r = 0; r < 4; ++r) {
-          if constexpr ((kX & 4) != 0) {  // TEMPORARY (attnf10): P * 2^-112 (no multiply), 2^112 in the epilogue
-            const uint32_t q = dev::f32x2_to_fp8x2_satfinite<dev::Fp8::E4M3>(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
-            uint32_t h2;
-            asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2) : "h"(static_cast<uint16_t>(q)));
-            pf[kk][r] = h2 >> 3;
-          } else {
-            pf[kk][r] = attn::p_e4m3_bf16x2(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
-          }
-        }
+        for (int r = 0; r < 4; ++r) pf[kk][r] = attn::p_e4m3_bf16x2(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
     };
 
     if (n_tiles > 0) {
@@ -778,14 +741,6 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
         for (int kk = 0; kk < 8; ++kk)
           ptx::wgmma_bf16_rs<128, 1>(*reinterpret_cast<float(*)[64]>(&o_acc[0][0]), pf[kk],
                                      desc_nmajor128_at(desc_nmajor128_lo(v_addr), kk * 2048), 1);
-      } else if constexpr ((kX & 1) != 0) {  // descriptors as a low word + offsets (as above)
-        const uint32_t v_lo = ptx::smem_desc_sw128_lo(v_addr);
-#pragma unroll
-        for (int kk = 0; kk < kKK; ++kk)
-#pragma unroll
-          for (int pn = 0; pn < kPanels; ++pn)
-            ptx::wgmma_bf16_rs<64, 1>(o_acc[pn], pf[kk],
-                                      ptx::smem_desc_sw128_at(v_lo, static_cast<uint32_t>(pn * kPanelBytes + kk * 2048)), 1);
       } else {
 #pragma unroll
         for (int kk = 0; kk < 8; ++kk)
@@ -811,7 +766,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 #pragma unroll
       for (int pn = 0; pn < kPanels; ++pn) ptx::fence_acc(o_acc[pn]);
 #pragma unroll
-      for (int kk = 0; kk < kKK; ++kk) ptx::fence_regs(pf[kk]);
+      for (int kk = 0; kk < 8; ++kk) ptx::fence_regs(pf[kk]);
       ptx::mbar_arrive(empty_v(st));
       if constexpr (kNext) {
 #pragma unroll
@@ -845,9 +800,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 #pragma unroll
         for (int j = 0; j < 8; ++j)
           *reinterpret_cast<uint32_t*>(sq + pn * kPanelBytes + ptx::sw128_offset(trow, j) + 4 * (lane & 3)) =
-              (kX & 4) != 0 ? dev::f32x2_to_bf16x2(o_acc[pn][4 * j + 2 * r] * 0x1p112f * inv,
-                                                   o_acc[pn][4 * j + 2 * r + 1] * 0x1p112f * inv)
-                            : dev::f32x2_to_bf16x2(o_acc[pn][4 * j + 2 * r] * inv, o_acc[pn][4 * j + 2 * r + 1] * inv);
+              dev::f32x2_to_bf16x2(o_acc[pn][4 * j + 2 * r] * inv, o_acc[pn][4 * j + 2 * r + 1] * inv);
       if ((lane & 3) == 0 && row < lq)
         p.lse[(static_cast<int64_t>(w.b) * p.heads_q + w.h) * p.seqlen_q + row] =
             l == 0.0f ? -INFINITY : (m_run[r] + log2f(l) - p.log2_p_scale) * kLn2;
@@ -898,21 +851,6 @@ MXQ_ATTN_FWD_KERNELS(128)
 extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
     mxq_attn_fwd_sm90_d64(const __grid_constant__ mxq::AttnFwdSm90Params p) {
   mxq::sm90attn::attn_fwd_body<64, true, false, 40, 232>(p);
-}
-// TEMPORARY (attnf10): MXQ_ATTN_FWD_X bits: 1 D = 64's V descriptors as low word + offsets, 2 192-key
-// tiles (D = 64), 4 P times 2^-112 in P V (no bf16 multiply), 2^112 in the epilogue.
-#define MXQ_ATTN_FWD_X64(X)                                                                              \
-  extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)                                 \
-      mxq_attn_fwd_sm90_d64_x##X(const __grid_constant__ mxq::AttnFwdSm90Params p) {                     \
-    mxq::sm90attn::attn_fwd_body<64, true, false, 40, 232, false, false, X, (X & 2) ? 192 : 128>(p);     \
-  }
-MXQ_ATTN_FWD_X64(1)
-MXQ_ATTN_FWD_X64(3)
-MXQ_ATTN_FWD_X64(4)
-MXQ_ATTN_FWD_X64(7)
-extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
-    mxq_attn_fwd_sm90_d128_inl_x4(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, true, true, 4>(p);
 }
 extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
     mxq_attn_fwd_sm90_d128_inl(const __grid_constant__ mxq::AttnFwdSm90Params p) {

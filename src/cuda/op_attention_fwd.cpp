@@ -56,13 +56,6 @@ class AttnFwdSm90 final : public OpImpl {
     inline_ = !nopp && d.head_dim == 128;
     persist_ = inline_;
     kname_ = fmt::format("mxq_attn_fwd_sm90_d{}{}", d.head_dim, nopp ? "_nopp" : inline_ ? "_inl" : "");
-    // TEMPORARY (attnf10): MXQ_ATTN_FWD_X bits (kernels/sm90/attention_fwd.cu): D = 64 takes 1, 3, 4, 7,
-    // D = 128 takes bit 4 (P times 2^-112); bit 2 (192-key tiles) loads through 3D tensor maps.
-    if (const char* x = std::getenv("MXQ_ATTN_FWD_X"); x && !nopp) {
-      const int v = std::atoi(x);
-      xvar_ = d.head_dim == 64 ? ((v == 1 || v == 3 || v == 4 || v == 7) ? v : 0) : (v & 4);
-      if (xvar_) kname_ += fmt::format("_x{}", xvar_);
-    }
     prep_name_ = inline_ ? std::string("mxq_attn_zero_sm90") : fmt::format("mxq_attn_prep_sm90_d{}", d.head_dim);
     fn_ = dev.kernel(kname_.c_str());
     prep_ = dev.kernel(prep_name_.c_str());
@@ -171,9 +164,7 @@ class AttnFwdSm90 final : public OpImpl {
     // A programmatic dependent launch: its blocks start (barrier setup, Q dequantized) while the
     // prepass finishes; the producer's griddepcontrol.wait orders its first workspace read.
     dev_.launch(fn_, g, b,
-                static_cast<size_t>(inline_     ? attn_sm90_smem_bytes_inl(d_.head_dim)
-                                    : (xvar_ & 2) ? 1024 + 5 * 192 * d_.head_dim * 2 + 8 * 8
-                                                 : attn_sm90_smem_bytes(d_.head_dim)),
+                static_cast<size_t>(inline_ ? attn_sm90_smem_bytes_inl(d_.head_dim) : attn_sm90_smem_bytes(d_.head_dim)),
                 stream, params, kname_.c_str(),
                 /*programmatic=*/true);
   }
@@ -182,11 +173,6 @@ class AttnFwdSm90 final : public OpImpl {
   // TMA descriptor of a bf16 [rows, D] workspace tensor: 128-row x 64-column boxes, 128-byte swizzle
   // (the shared-memory panel layout the kernel's wgmma descriptors read).
   void encode(uint16_t* base, int64_t rows, uint8_t (&out)[128]) const {
-    if (xvar_ & 2) {  // TEMPORARY (attnf10): [entry][kv_pad][D], 192-row boxes, rows past kv_pad read as zeros
-      encode_tma_3d(out, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, base, d_.head_dim, base_.kv_pad, rows / base_.kv_pad, 64,
-                    192, CU_TENSOR_MAP_SWIZZLE_128B, "attention K/V workspace (3D)", CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
-      return;
-    }
     encode_tma_2d(out, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, base, d_.head_dim, rows, 64, kAttnSm90TileKV,
                   CU_TENSOR_MAP_SWIZZLE_128B, "attention K/V workspace");
   }
@@ -196,7 +182,6 @@ class AttnFwdSm90 final : public OpImpl {
   CUfunction fn_ = nullptr, prep_ = nullptr;
   std::string kname_, prep_name_;
   bool inline_ = false, persist_ = false;
-  int xvar_ = 0;  // TEMPORARY (attnf10)
   AttnFwdSm90Params base_{};
 };
 

@@ -187,7 +187,7 @@ void encode_tma_2d(uint8_t (&out)[128], CUtensorMapDataType dtype, int64_t elem_
 
 void encode_tma_3d(uint8_t (&out)[128], CUtensorMapDataType dtype, int64_t elem_bytes, const void* base, int64_t cols,
                    int64_t rows, int64_t depth, uint32_t box_cols, uint32_t box_rows, CUtensorMapSwizzle swizzle,
-                   const char* what, CUtensorMapL2promotion promotion) {
+                   const char* what) {
   CUtensorMap map;
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows),
                               static_cast<cuuint64_t>(depth)};
@@ -196,7 +196,7 @@ void encode_tma_3d(uint8_t (&out)[128], CUtensorMapDataType dtype, int64_t elem_
   const cuuint32_t box[3] = {box_cols, box_rows, 1};
   const cuuint32_t elem[3] = {1, 1, 1};
   check(driver().cuTensorMapEncodeTiled(&map, dtype, 3, const_cast<void*>(base), dims, strides, box, elem,
-                                        CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, promotion,
+                                        CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_NONE,
                                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
         fmt::format("cuTensorMapEncodeTiled ({})", what).c_str());
   std::memcpy(out, &map, sizeof map);

@@ -88,7 +88,7 @@ void encode_tma_2d(uint8_t (&out)[128], CUtensorMapDataType dtype, int64_t elem_
 // fill) nor written (TMA stores).
 void encode_tma_3d(uint8_t (&out)[128], CUtensorMapDataType dtype, int64_t elem_bytes, const void* base, int64_t cols,
                    int64_t rows, int64_t depth, uint32_t box_cols, uint32_t box_rows, CUtensorMapSwizzle swizzle,
-                   const char* what, CUtensorMapL2promotion promotion = CU_TENSOR_MAP_L2_PROMOTION_NONE);
+                   const char* what);
 
 // Facts about a device that kernel selection reads; a plain struct so the registry can be
 // exercised without a GPU.
