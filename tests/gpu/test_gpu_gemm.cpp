@@ -53,6 +53,19 @@ struct Case {
   bool repeat = false;    // run the GPU plan a second time from the same D: the bits must not change
 };
 
+int64_t sum_of(const std::vector<int64_t>& v) {
+  int64_t s = 0;
+  for (auto x : v) s += x;
+  return s;
+}
+
+// The rows (M-grouped) or tokens (K-grouped) the groups cover.
+int64_t group_total(const Case& c) { return sum_of(c.group_sizes); }
+
+// A K-grouped token count with at least 16 trailing tokens owned by no group (and without scales),
+// rounded to the kernels' K % 16 requirement.
+int64_t tokens_with_tail(const Case& c) { return (group_total(c) + 16 + 15) / 16 * 16; }
+
 // A finite random FP8 byte (no NaN / Inf encodings).
 uint8_t random_fp8(std::mt19937_64& rng, mxqDataType_t t) {
   for (;;) {
@@ -372,8 +385,7 @@ TEST_CASE("gpu gemm: M-grouped, edge group sizes, bf16, swizzled, int32 offsets"
   Handles h;
   Case c;
   c.group_sizes = {0, 1, 31, 33, 127, 129, 0, 300, 64};
-  int64_t sum = 0;
-  for (auto s : c.group_sizes) sum += s;
+  const int64_t sum = group_total(c);
   c.m = sum + 45;  // trailing rows owned by no group: must stay untouched
   c.n = 200;
   c.k = 544;  // 17 blocks: partial last 128-wide stage
@@ -384,8 +396,7 @@ TEST_CASE("gpu gemm: M-grouped, fp32, LINEAR, int64 offsets, accumulate, alpha, 
   Handles h;
   Case c;
   c.group_sizes = {129, 0, 31, 257, 1, 33};
-  int64_t sum = 0;
-  for (auto s : c.group_sizes) sum += s;
+  const int64_t sum = group_total(c);
   c.m = sum;
   c.n = 130;
   c.k = 528;  // partial last 32-block (16 elements)
@@ -536,9 +547,7 @@ TEST_CASE("gpu gemm: K-grouped, edge group sizes, bf16, swizzled, int32 offsets"
   // Starts 0, 0, 1, 32, 65, 192, 321, 321, 621: aligned and unaligned token offsets, partial
   // 32-blocks and partial 128-wide stages.
   c.group_sizes = {0, 1, 31, 33, 127, 129, 0, 300, 64};
-  int64_t sum = 0;
-  for (auto s : c.group_sizes) sum += s;
-  c.k = (sum + 16 + 15) / 16 * 16;  // trailing tokens owned by no group (and without scales)
+  c.k = tokens_with_tail(c);
   c.m = 200;
   c.n = 136;
   run_case(c, h.gpu, h.cpu);
@@ -551,9 +560,7 @@ TEST_CASE("gpu gemm: K-grouped, tall, B dequantized ahead", "[gpu][gemm]") {
   Case c;
   c.grouping = MXQ_GEMM_GROUPING_K;
   c.group_sizes = {37, 500, 0, 1, 333, 129};
-  int64_t sum = 0;
-  for (auto s : c.group_sizes) sum += s;
-  c.k = (sum + 16 + 15) / 16 * 16;
+  c.k = tokens_with_tail(c);
   c.m = 640;
   c.n = 300;
   run_case(c, h.gpu, h.cpu);
@@ -574,9 +581,7 @@ TEST_CASE("gpu gemm: K-grouped, D stored by TMA, partial tiles", "[gpu][gemm]") 
   Case c;
   c.grouping = MXQ_GEMM_GROUPING_K;
   c.group_sizes = {0, 1, 31, 33, 127, 129, 0, 300, 64};
-  int64_t sum = 0;
-  for (auto s : c.group_sizes) sum += s;
-  c.k = (sum + 16 + 15) / 16 * 16;
+  c.k = tokens_with_tail(c);
   c.m = 200;
   c.n = 300;  // fp32 rows of 1200 bytes
   c.d = MXQ_DTYPE_FP32;
@@ -591,9 +596,7 @@ TEST_CASE("gpu gemm: K-grouped, D stored by TMA, partial tiles", "[gpu][gemm]") 
   c.m = 640;  // B dequantized ahead: direct stores
   c.n = 328;
   c.group_sizes = {37, 500, 0, 1, 333, 129};
-  sum = 0;
-  for (auto s : c.group_sizes) sum += s;
-  c.k = (sum + 16 + 15) / 16 * 16;
+  c.k = tokens_with_tail(c);
   c.d = MXQ_DTYPE_FP32;
   run_case(c, h.gpu, h.cpu);
 }
@@ -603,8 +606,7 @@ TEST_CASE("gpu gemm: K-grouped, fp32, LINEAR, int64 offsets, accumulate, alpha",
   Case c;
   c.grouping = MXQ_GEMM_GROUPING_K;
   c.group_sizes = {129, 0, 31, 257, 1, 33};
-  int64_t sum = 0;
-  for (auto s : c.group_sizes) sum += s;
+  const int64_t sum = group_total(c);
   c.k = (sum + 15) / 16 * 16;
   c.m = 130;
   c.n = 72;
@@ -732,12 +734,6 @@ void run_decode_case(const Case& c, mxqHandle_t gpu, mxqHandle_t cpu, bool expec
   Case r = c;
   r.repeat = true;
   run_case(r, gpu, cpu);
-}
-
-int64_t sum_of(const std::vector<int64_t>& v) {
-  int64_t s = 0;
-  for (auto x : v) s += x;
-  return s;
 }
 
 }  // namespace
