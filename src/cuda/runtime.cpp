@@ -169,37 +169,41 @@ void check(CUresult r, const char* what) {
   fail(MXQ_STATUS_CUDA_ERROR, "{}: {} ({})", what, result_name(r), str);
 }
 
-void encode_tma_2d(uint8_t (&out)[128], CUtensorMapDataType dtype, int64_t elem_bytes, const void* base, int64_t cols,
-                   int64_t rows, uint32_t box_cols, uint32_t box_rows, CUtensorMapSwizzle swizzle, const char* what,
-                   CUtensorMapL2promotion promotion) {
+namespace {
+// cuTensorMapEncodeTiled for `rank` (2 or 3) row-major dimensions, element strides 1, the driver's
+// error as a CUDA_ERROR status naming `what`.
+void encode_tiled(uint8_t (&out)[128], CUtensorMapDataType dtype, cuuint32_t rank, const void* base,
+                  const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t* box, CUtensorMapSwizzle swizzle,
+                  CUtensorMapL2promotion promotion, const char* what) {
   static_assert(sizeof(CUtensorMap) == 128, "CUtensorMap is 128 bytes");
   CUtensorMap map;
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols * elem_bytes)};
-  const cuuint32_t box[2] = {box_cols, box_rows};
-  const cuuint32_t elem[2] = {1, 1};
-  check(driver().cuTensorMapEncodeTiled(&map, dtype, 2, const_cast<void*>(base), dims, strides, box, elem,
+  const cuuint32_t elem[3] = {1, 1, 1};
+  check(driver().cuTensorMapEncodeTiled(&map, dtype, rank, const_cast<void*>(base), dims, strides, box, elem,
                                         CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, promotion,
                                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
         fmt::format("cuTensorMapEncodeTiled ({})", what).c_str());
   std::memcpy(out, &map, sizeof map);
 }
+}  // namespace
+
+void encode_tma_2d(uint8_t (&out)[128], CUtensorMapDataType dtype, int64_t elem_bytes, const void* base, int64_t cols,
+                   int64_t rows, uint32_t box_cols, uint32_t box_rows, CUtensorMapSwizzle swizzle, const char* what,
+                   CUtensorMapL2promotion promotion) {
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols * elem_bytes)};
+  const cuuint32_t box[2] = {box_cols, box_rows};
+  encode_tiled(out, dtype, 2, base, dims, strides, box, swizzle, promotion, what);
+}
 
 void encode_tma_3d(uint8_t (&out)[128], CUtensorMapDataType dtype, int64_t elem_bytes, const void* base, int64_t cols,
                    int64_t rows, int64_t depth, uint32_t box_cols, uint32_t box_rows, CUtensorMapSwizzle swizzle,
                    const char* what) {
-  CUtensorMap map;
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows),
                               static_cast<cuuint64_t>(depth)};
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(cols * elem_bytes),
                                  static_cast<cuuint64_t>(rows * cols * elem_bytes)};
   const cuuint32_t box[3] = {box_cols, box_rows, 1};
-  const cuuint32_t elem[3] = {1, 1, 1};
-  check(driver().cuTensorMapEncodeTiled(&map, dtype, 3, const_cast<void*>(base), dims, strides, box, elem,
-                                        CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_NONE,
-                                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
-        fmt::format("cuTensorMapEncodeTiled ({})", what).c_str());
-  std::memcpy(out, &map, sizeof map);
+  encode_tiled(out, dtype, 3, base, dims, strides, box, swizzle, CU_TENSOR_MAP_L2_PROMOTION_NONE, what);
 }
 
 const DriverApi& driver() {
