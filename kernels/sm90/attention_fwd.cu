@@ -300,15 +300,11 @@ __device__ __forceinline__ void attn_zero_body(const AttnFwdSm90Params& p) {
 }
 
 // Descriptor of an N-major B operand 128 wide (two 64-column panels kPanelBytes apart): leading byte
-// offset = the panel stride, stride byte offset = 1024 between 8-row groups, 128-byte swizzle. As a
-// low word (start address, leading byte offset), computed once per tile, and a constant high word:
-// offsets inside the tile are added to the low word as (bytes >> 4) (shared addresses stay below
-// 2^18, so the 14-bit address field never carries), as ptx::smem_desc_sw128_lo / _at do for K-major.
+// offset = the panel stride, stride byte offset = 1024 between 8-row groups, 128-byte swizzle. Its
+// low word (start address, leading byte offset), computed once per tile; the high word is the K-major
+// one's, so ptx::smem_desc_sw128_at completes it (offsets inside the tile added as bytes >> 4).
 __device__ __forceinline__ uint32_t desc_nmajor128_lo(uint32_t smem_addr) {
   return ((smem_addr & 0x3FFFFu) >> 4) | (static_cast<uint32_t>(kPanelBytes >> 4) << 16);
-}
-__device__ __forceinline__ uint64_t desc_nmajor128_at(uint32_t desc_lo, uint32_t byte_offset) {
-  return (static_cast<uint64_t>((1024u >> 4) | (1u << 30)) << 32) | (desc_lo + (byte_offset >> 4));
 }
 
 // kPingPong: the two math warpgroups take turns issuing their tensor-core work (named barriers
@@ -740,7 +736,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 #pragma unroll
         for (int kk = 0; kk < 8; ++kk)
           ptx::wgmma_bf16_rs<128, 1>(*reinterpret_cast<float(*)[64]>(&o_acc[0][0]), pf[kk],
-                                     desc_nmajor128_at(desc_nmajor128_lo(v_addr), kk * 2048), 1);
+                                     ptx::smem_desc_sw128_at(desc_nmajor128_lo(v_addr), kk * 2048), 1);
       } else {
 #pragma unroll
         for (int kk = 0; kk < 8; ++kk)

@@ -37,9 +37,9 @@
 // the last warp out of a slot refilling it, and warps converting their own token fragments, were
 // measured slower: docs/PERFORMANCE.md, seventh session.)
 //
-// Two bodies, the same work and data layout: decode_body_per_count (T = 8, 16) compiles the stage loop
-// once per count of 8-token n-tiles a tile fills, so skipped n-tiles cost no branches and the token
-// items' divisions are by constants; decode_body_one_loop (T = 32) has one loop for every count. With
+// One body (decode_body), two forms of its stage loop: for T = 8, 16 it is compiled once per count of
+// 8-token n-tiles a tile fills, so skipped n-tiles cost no branches and the token items' divisions
+// are by constants; for T = 32 (kOneLoop) one loop serves every count. With
 // T = 32 the per-count form was as fast on even groups but slower on uneven ones (tiles of 17-24
 // tokens: a third loop copy), so each T keeps the form measured faster.
 //
@@ -530,11 +530,12 @@ __device__ __forceinline__ Frame<T, kCtas> frame_setup(const GemmSm90DecodeParam
   return f;
 }
 
-// kCtas: CTAs per SM the kernel is built for (launch bounds; the ring is 8 / kCtas stages deep). The
-// stage loop is compiled once per count of 8-token n-tiles a tile fills (1, 2; more, as T = 32 would
-// have, at run time), so the skipped n-tiles cost no branches.
-template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, int T, int kCtas>
-__device__ __forceinline__ void decode_body_per_count(const GemmSm90DecodeParams& dp) {
+// kCtas: CTAs per SM the kernel is built for (launch bounds; the ring is 8 / kCtas stages deep).
+// kOneLoop = false (T = 8, 16): the stage loop is compiled once per count of 8-token n-tiles a tile
+// fills (1, 2; more, as T = 32 would have, at run time), so the skipped n-tiles cost no branches.
+// kOneLoop = true (T = 32): one stage loop for every n-tile count (see the header).
+template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, int T, int kCtas, bool kOneLoop>
+__device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
   constexpr int NT = T / 8;
   using F = Frame<T, kCtas>;
   constexpr int kStages = F::kStages, kStageBytes = F::kStageBytes, kScaleOff = F::kScaleOff, kTokBytes = F::kTokBytes;
@@ -554,20 +555,40 @@ __device__ __forceinline__ void decode_body_per_count(const GemmSm90DecodeParams
   // The li-th unit of this CTA's range goes to slot li % kStages. The first kStages - 1 are issued up
   // front; then, right after the barrier of stage it, stage it + kStages - 1 goes to the slot of stage
   // it - 1, which every warp has finished reading before arriving at that barrier. The cursor walks the
-  // units one at a time (no divisions per stage).
+  // units one at a time (no divisions per stage). (kOneLoop: every warp walks the cursor through the
+  // first kStages - 1 units, only warp kIssueWarp after that; the measured form.)
   const bool issuer = warp == kIssueWarp;
-  const bool swz = p.swizzled != 0;
-  const uint64_t b_policy = ptx::l2_policy_evict_first();
+  bool swz;
+  uint64_t b_policy;
+  if constexpr (kOneLoop) {  // each body's order as measured (its PTX is unchanged by the merge)
+    b_policy = ptx::l2_policy_evict_first();
+    swz = p.swizzled != 0;
+  } else {
+    swz = p.swizzled != 0;
+    b_policy = ptx::l2_policy_evict_first();
+  }
   LoadCursor lc;
   cursor_start(lc, u_begin, u_end, U);
-  if (issuer) cursor_tile<T>(lc, p, sp, lane);
-  // The cursor's unit into slot s, then the cursor moves on (warp kIssueWarp).
+  if (kOneLoop || issuer) cursor_tile<T>(lc, p, sp, lane);
+  // The cursor's unit into slot s (the whole warp; lane 0 issues the TMA loads).
+  auto issue = [&](uint32_t s) { issue_stage<T>(dp, lc, smem + s * kStageBytes, &full[s], lane, kc, swz, b_policy); };
+  auto advance = [&]() { cursor_advance<T>(lc, p, sp, lane); };
+  // The same, then the cursor moves on; nothing past the CTA's range (warp kIssueWarp).
   auto issue_next = [&](uint32_t s) {
     if (lc.left <= 0) return;
-    issue_stage<T>(dp, lc, smem + s * kStageBytes, &full[s], lane, kc, swz, b_policy);
-    cursor_advance<T>(lc, p, sp, lane);
+    issue(s);
+    advance();
   };
-  if (issuer) {
+  if constexpr (kOneLoop) {
+    if (issuer && lane == 0) {
+      ptx::tma_prefetch_desc(dp.tmap_a);
+      ptx::tma_prefetch_desc(dp.tmap_b);
+    }
+    for (int i = 0; i < kStages - 1 && lc.left > 0; ++i) {
+      if (issuer) issue(static_cast<uint32_t>(i));
+      advance();
+    }
+  } else if (issuer) {
     if (lane == 0) {
       ptx::tma_prefetch_desc(dp.tmap_a);
       ptx::tma_prefetch_desc(dp.tmap_b);
@@ -619,98 +640,21 @@ __device__ __forceinline__ void decode_body_per_count(const GemmSm90DecodeParams
         // outside the chunk and blocks past K give zeros. (With NTA > 0 the divisions are by constants.)
         token_items<AK, (NTA ? NTA : NT)>(tki, tid, na, st, sc, tb, arow, ti.tok_valid, kt, kc);
         __syncthreads();  // the token buffer is whole; every warp is done with stage it - 1's slot
-        if (issuer) issue_next((it + kStages - 1) % kStages);
+        if constexpr (kOneLoop) {
+          if (issuer && lc.left > 0) {
+            issue((it + kStages - 1) % kStages);
+            advance();
+          }
+        } else if (issuer) {
+          issue_next((it + kStages - 1) % kStages);
+        }
         stage_mma<BK, NT>(st, sc, reinterpret_cast<const uint4*>(tb), r0, tig, lane, row_ok, kt, kc, na, acc2);
       }
     };
-    if (nta <= 1) stages(std::integral_constant<int, 1>{});
+    if (kOneLoop) stages(std::integral_constant<int, 0>{});
+    else if (nta <= 1) stages(std::integral_constant<int, 1>{});
     else if (nta == 2) stages(std::integral_constant<int, (NT >= 2 ? 2 : 1)>{});
     else stages(std::integral_constant<int, 0>{});
-
-    finish_tile<kOutF32, NT>(dp, sk, ti, t, u, warp, lane, tig, r0, row_ok, acc2);
-    u = static_cast<int64_t>(t) * U + k1;
-    ++t;
-    k0 = 0;
-  }
-}
-
-// T = 32: one stage loop for every n-tile count (see the header); otherwise as decode_body_per_count.
-template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, int T, int kCtas>
-__device__ __forceinline__ void decode_body_one_loop(const GemmSm90DecodeParams& dp) {
-  constexpr int NT = T / 8;
-  using F = Frame<T, kCtas>;
-  constexpr int kStages = F::kStages, kStageBytes = F::kStageBytes, kScaleOff = F::kScaleOff, kTokBytes = F::kTokBytes;
-  const GemmSm90Params& p = dp.g;
-  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-  const F f = frame_setup<T, kCtas>(dp, tid);
-  uint8_t* const smem = f.smem;
-  uint8_t* const tokbuf = f.tokbuf;
-  uint64_t* const full = f.full;
-  const Space& sp = f.sp;
-  const int kc = f.kc, U = f.U;
-  const int64_t W = f.W, P = f.P, me = blockIdx.x;
-  if (me >= P) return;
-  const int64_t u_begin = me * W / P, u_end = (me + 1) * W / P;
-
-  // ---- loads: warp kIssueWarp fills the ring (as decode_body_per_count) --------------------------------------
-  const uint64_t evict_first = ptx::l2_policy_evict_first();
-  const bool swz = p.swizzled != 0;
-  LoadCursor lc;
-  cursor_start(lc, u_begin, u_end, U);
-  cursor_tile<T>(lc, p, sp, lane);
-  auto advance = [&]() { cursor_advance<T>(lc, p, sp, lane); };
-  // The cursor's unit into slot s (the whole warp; lane 0 issues the TMA loads).
-  auto issue = [&](uint32_t s) {
-    issue_stage<T>(dp, lc, smem + s * kStageBytes, &full[s], lane, kc, swz, evict_first);
-  };
-  if (warp == kIssueWarp && lane == 0) {
-    ptx::tma_prefetch_desc(dp.tmap_a);
-    ptx::tma_prefetch_desc(dp.tmap_b);
-  }
-  for (int i = 0; i < kStages - 1 && lc.left > 0; ++i) {
-    if (warp == kIssueWarp) issue(static_cast<uint32_t>(i));
-    advance();
-  }
-
-  // ---- the stages ----------------------------------------------------------------------------------------------
-  const int g8 = lane >> 2, tig = lane & 3;
-  const int r0 = 16 * warp + ((g8 >> 1) | ((g8 & 1) << 2));  // as decode_body_per_count
-  const TokItem tki = tok_item<NT>(tid);
-  const StreamK sk{W, P, me, u_begin, u_end, U};
-  uint32_t it = 0;
-  int64_t u = u_begin;
-  int t = static_cast<int>(u_begin / U);
-  int k0 = static_cast<int>(u_begin - static_cast<int64_t>(t) * U);
-  while (u < u_end) {
-    const int k1 = static_cast<int>(min(static_cast<int64_t>(U), u_end - static_cast<int64_t>(t) * U));
-    const Tile ti = decode_tile<T>(p, sp, t);
-    const uint32_t arow = p.swizzled ? static_cast<uint32_t>(ti.a_srow0 & 127) : 0u;
-    float acc2[2][NT][4];
-#pragma unroll
-    for (int q = 0; q < 2; ++q)
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) acc2[q][nt][i] = 0.0f;
-    const bool row_ok[2] = {r0 < ti.n_valid, r0 + 8 < ti.n_valid};
-    const int nta = (ti.tok_valid + 7) >> 3;
-
-    // The stages, the n-tile count known at run time.
-    for (int kt = k0; kt < k1; ++kt, ++it) {
-      const uint32_t s = it % kStages, round = it / kStages;
-      const uint8_t* st = smem + s * kStageBytes;
-      const uint8_t* sc = st + kScaleOff;
-      uint8_t* tb = tokbuf + (it & 1) * kTokBytes;
-      ptx::mbar_wait(&full[s], round & 1);
-      // Token items (as decode_body_per_count), the n-tile count known at run time.
-      token_items<AK, NT>(tki, tid, nta, st, sc, tb, arow, ti.tok_valid, kt, kc);
-      __syncthreads();  // the token buffer is whole; every warp is done with stage it - 1's slot
-      if (warp == kIssueWarp && lc.left > 0) {
-        issue((it + kStages - 1) % kStages);
-        advance();
-      }
-      stage_mma<BK, NT>(st, sc, reinterpret_cast<const uint4*>(tb), r0, tig, lane, row_ok, kt, kc, nta, acc2);
-    }
 
     finish_tile<kOutF32, NT>(dp, sk, ti, t, u, warp, lane, tig, r0, row_ok, acc2);
     u = static_cast<int64_t>(t) * U + k1;
@@ -726,20 +670,20 @@ __device__ __forceinline__ void decode_body_one_loop(const GemmSm90DecodeParams&
 
 // extern "C" entry points, looked up by name from the embedded image (src/cuda/op_gemm.cpp):
 // mxq_gemm_sm90_decode_<A>_<B>_<D>_t<T>_x<CTAs per SM>.
-#define MXQ_GEMM_SM90_DECODE_ENTRY(NAME, BODY, AK, BK, F32, T, C)                                      \
+#define MXQ_GEMM_SM90_DECODE_ENTRY(NAME, ONE, AK, BK, F32, T, C)                                        \
   extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90DecodeThreads, C)                          \
       NAME(const __grid_constant__ mxq::GemmSm90DecodeParams p) {                                      \
-    mxq::sm90gemm::decode::BODY<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, T, C>(p);            \
+    mxq::sm90gemm::decode::decode_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, T, C, ONE>(p); \
   }
-#define MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, T, BODY)                                                     \
-  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_bf16_t##T##_x1, BODY, AK, BK, false, T, 1) \
-  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_f32_t##T##_x1, BODY, AK, BK, true, T, 1)   \
-  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_bf16_t##T##_x2, BODY, AK, BK, false, T, 2) \
-  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_f32_t##T##_x2, BODY, AK, BK, true, T, 2)
+#define MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, T, ONE)                                                      \
+  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_bf16_t##T##_x1, ONE, AK, BK, false, T, 1) \
+  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_f32_t##T##_x1, ONE, AK, BK, true, T, 1)   \
+  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_bf16_t##T##_x2, ONE, AK, BK, false, T, 2) \
+  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_f32_t##T##_x2, ONE, AK, BK, true, T, 2)
 #define MXQ_GEMM_SM90_DECODE_ENTRIES(A, B, AK, BK)                \
-  MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, 8, decode_body_per_count)  \
-  MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, 16, decode_body_per_count) \
-  MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, 32, decode_body_one_loop)
+  MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, 8, false)  \
+  MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, 16, false) \
+  MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, 32, true)
 
 MXQ_GEMM_SM90_DECODE_ENTRIES(e4m3, e4m3, E4M3, E4M3)
 MXQ_GEMM_SM90_DECODE_ENTRIES(e4m3, e5m2, E4M3, E5M2)

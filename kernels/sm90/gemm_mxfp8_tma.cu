@@ -174,18 +174,16 @@ __device__ __forceinline__ void store_tile_tma(const GemmSm90TmaParams& tp, cons
     }
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int r = lr + 8 * h;
-      uint8_t* row = buf + r * 128;
-      const int sw = r & 7;  // 128-byte swizzle: 16-byte chunk c of row r sits at chunk c ^ (r % 8)
+      const uint32_t r = static_cast<uint32_t>(lr + 8 * h);  // 128-byte swizzled rows (ptx::sw128_offset)
 #pragma unroll
       for (int jj = 0; jj < kBlocks; ++jj) {
         const int j = b * kBlocks + jj;  // accumulator columns 8j + 2q, + 1 (acc[j / 16][4 (j % 16) + 2h + {0, 1}])
         const float v0 = alpha * acc[j >> 4][(j & 15) * 4 + 2 * h];
         const float v1 = alpha * acc[j >> 4][(j & 15) * 4 + 2 * h + 1];
         if constexpr (kOutF32)
-          *reinterpret_cast<float2*>(row + (((2 * jj + (q >> 1)) ^ sw) << 4) + 8 * (q & 1)) = make_float2(v0, v1);
+          *reinterpret_cast<float2*>(buf + ptx::sw128_offset(r, 2 * jj + (q >> 1)) + 8 * (q & 1)) = make_float2(v0, v1);
         else
-          *reinterpret_cast<uint32_t*>(row + ((jj ^ sw) << 4) + 4 * q) = dev::f32x2_to_bf16x2(v0, v1);
+          *reinterpret_cast<uint32_t*>(buf + ptx::sw128_offset(r, jj) + 4 * q) = dev::f32x2_to_bf16x2(v0, v1);
       }
     }
     ptx::fence_proxy_async_shared();  // this thread's staging stores -> the TMA unit's reads

@@ -62,6 +62,10 @@ int64_t sum_of(const std::vector<int64_t>& v) {
 // The rows (M-grouped) or tokens (K-grouped) the groups cover.
 int64_t group_total(const Case& c) { return sum_of(c.group_sizes); }
 
+// The edge group sizes of issue #4 in one list: empty groups (first and inside), 1, around one
+// 32-block (31, 33) and one 128-row tile (127, 129), and larger uneven ones.
+const std::vector<int64_t> kEdgeGroupSizes = {0, 1, 31, 33, 127, 129, 0, 300, 64};
+
 // A K-grouped token count with at least 16 trailing tokens owned by no group (and without scales),
 // rounded to the kernels' K % 16 requirement.
 int64_t tokens_with_tail(const Case& c) { return (group_total(c) + 16 + 15) / 16 * 16; }
@@ -384,7 +388,7 @@ struct Handles {
 TEST_CASE("gpu gemm: M-grouped, edge group sizes, bf16, swizzled, int32 offsets", "[gpu][gemm]") {
   Handles h;
   Case c;
-  c.group_sizes = {0, 1, 31, 33, 127, 129, 0, 300, 64};
+  c.group_sizes = kEdgeGroupSizes;
   const int64_t sum = group_total(c);
   c.m = sum + 45;  // trailing rows owned by no group: must stay untouched
   c.n = 200;
@@ -546,7 +550,7 @@ TEST_CASE("gpu gemm: K-grouped, edge group sizes, bf16, swizzled, int32 offsets"
   c.grouping = MXQ_GEMM_GROUPING_K;
   // Starts 0, 0, 1, 32, 65, 192, 321, 321, 621: aligned and unaligned token offsets, partial
   // 32-blocks and partial 128-wide stages.
-  c.group_sizes = {0, 1, 31, 33, 127, 129, 0, 300, 64};
+  c.group_sizes = kEdgeGroupSizes;
   c.k = tokens_with_tail(c);
   c.m = 200;
   c.n = 136;
@@ -580,7 +584,7 @@ TEST_CASE("gpu gemm: K-grouped, D stored by TMA, partial tiles", "[gpu][gemm]") 
   Handles h;
   Case c;
   c.grouping = MXQ_GEMM_GROUPING_K;
-  c.group_sizes = {0, 1, 31, 33, 127, 129, 0, 300, 64};
+  c.group_sizes = kEdgeGroupSizes;
   c.k = tokens_with_tail(c);
   c.m = 200;
   c.n = 300;  // fp32 rows of 1200 bytes
