@@ -70,6 +70,18 @@ const std::vector<int64_t> kEdgeGroupSizes = {0, 1, 31, 33, 127, 129, 0, 300, 64
 // rounded to the kernels' K % 16 requirement.
 int64_t tokens_with_tail(const Case& c) { return (group_total(c) + 16 + 15) / 16 * 16; }
 
+// K-grouped over the edge group sizes, starting at tokens 0, 0, 1, 32, 65, 192, 321, 321, 621:
+// aligned and unaligned token offsets, partial 32-blocks and partial 128-wide stages, and a tail.
+Case kgrouped_edge_case(int64_t m, int64_t n) {
+  Case c;
+  c.grouping = MXQ_GEMM_GROUPING_K;
+  c.group_sizes = kEdgeGroupSizes;
+  c.k = tokens_with_tail(c);
+  c.m = m;
+  c.n = n;
+  return c;
+}
+
 // A finite random FP8 byte (no NaN / Inf encodings).
 uint8_t random_fp8(std::mt19937_64& rng, mxqDataType_t t) {
   for (;;) {
@@ -546,14 +558,7 @@ TEST_CASE("gpu gemm: unsupported plans fail at Finalize with a reason", "[gpu][g
 
 TEST_CASE("gpu gemm: K-grouped, edge group sizes, bf16, swizzled, int32 offsets", "[gpu][gemm]") {
   Handles h;
-  Case c;
-  c.grouping = MXQ_GEMM_GROUPING_K;
-  // Starts 0, 0, 1, 32, 65, 192, 321, 321, 621: aligned and unaligned token offsets, partial
-  // 32-blocks and partial 128-wide stages.
-  c.group_sizes = kEdgeGroupSizes;
-  c.k = tokens_with_tail(c);
-  c.m = 200;
-  c.n = 136;
+  Case c = kgrouped_edge_case(200, 136);
   run_case(c, h.gpu, h.cpu);
 }
 
@@ -582,12 +587,7 @@ TEST_CASE("gpu gemm: K-grouped, tall, B dequantized ahead", "[gpu][gemm]") {
 // clipped by the tensor map); with B dequantized ahead (M >= 512) they are stored directly.
 TEST_CASE("gpu gemm: K-grouped, D stored by TMA, partial tiles", "[gpu][gemm]") {
   Handles h;
-  Case c;
-  c.grouping = MXQ_GEMM_GROUPING_K;
-  c.group_sizes = kEdgeGroupSizes;
-  c.k = tokens_with_tail(c);
-  c.m = 200;
-  c.n = 300;  // fp32 rows of 1200 bytes
+  Case c = kgrouped_edge_case(200, 300);  // fp32 rows of 1200 bytes
   c.d = MXQ_DTYPE_FP32;
   c.alpha = -0.5f;
   run_case(c, h.gpu, h.cpu);
