@@ -37,6 +37,10 @@ struct QuantizeParams {
   // Rowwise ring in the counter order: tickets from split_from on are 64-row half tiles (quant_tick in
   // common/quant_tile.cuh); tiles_c * tiles_r * batch when none are.
   int64_t split_from;
+  // Rowwise ring in the counter order: once a block's next ticket is at or past jit_from, it takes
+  // each further ticket only when it can issue its loads (one barrier more per tile) instead of one
+  // tile ahead, so the last tickets go to whichever block is free (quantize_ring). nticks: never.
+  int64_t jit_from;
   // Scale tensors. Swizzled: *_scale_ld is the padded column count (Cpad). LINEAR: the row stride.
   int64_t row_scale_ld, row_scale_bstride;
   int64_t col_scale_ld, col_scale_bstride;

@@ -495,13 +495,25 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
   int s = 0;
   int it = 0;                  // kDyn: tile number of this block
   int64_t ticket_next = 0;     // kDyn: the tile after `tile`
+  // kSplit: the block takes its tickets just in time (p.jit_from): no ticket is held ahead, so the
+  // next ticket is drawn here, at the top of the tile whose loads it names, and published by one
+  // more barrier. Block-uniform.
+  bool jit = false;
+  bool ahead = true;  // kDyn: a ticket was drawn one tile ahead in this iteration (published below)
   for (int64_t tile = blockIdx.x; tile < nticks; tile = kDyn ? ticket_next : tile + gridDim.x) {
     int64_t next = tile + gridDim.x;
     unsigned long long ticket = 0;
     if constexpr (kDyn) {
+      if (kSplit && jit) {
+        if (threadIdx.x == 0) scan_tmp[it & 1] = gridDim.x + static_cast<int64_t>(atomicAdd(p.tile_counter, 1ull));
+        __syncthreads();  // the ticket is visible (slot it & 1 was last read two barriers ago)
+      }
       next = scan_tmp[it & 1];
       ticket_next = next;
-      if (threadIdx.x == 0) ticket = atomicAdd(p.tile_counter, 1ull);
+      // From jit_from on no ticket is drawn ahead; the next iteration draws its own.
+      ahead = !(kSplit && (jit || next >= p.jit_from));
+      if (kSplit && !jit && !ahead) jit = true;
+      if (ahead && threadIdx.x == 0) ticket = atomicAdd(p.tile_counter, 1ull);
       if (next < nticks) nxt = kSplit ? tick_pos(p, next) : tile_pos(p, static_cast<uint32_t>(next));
     }
     if (next < nticks) ring_issue_lean<I>(p, tile_of(next, nxt), stages + (s ^ 1) * kRingStageBytes);
@@ -529,7 +541,7 @@ __device__ __forceinline__ void quantize_ring(const QuantizeParams& p) {
     // kDyn, rowwise only (one barrier per tile): slot (it + 1) & 1 was last read at the top of the
     // previous tile, before its barrier.
     if constexpr (kDyn && !kCol) {
-      if (threadIdx.x == 0) scan_tmp[(it + 1) & 1] = gridDim.x + static_cast<int64_t>(ticket);
+      if (ahead && threadIdx.x == 0) scan_tmp[(it + 1) & 1] = gridDim.x + static_cast<int64_t>(ticket);
     }
     __syncthreads();  // every thread's chunks (and rowwise scales) are in shared memory
     // Rowwise only (!kCol): pass A reads back only this thread's own chunks, so the stages need no

@@ -32,7 +32,8 @@ if [[ $part != 2 ]]; then
   # (MXQ_QUANT_SPLIT), and the default schedules without halves.
   stage quant_sched 300 bash -c "env MXQ_QUANT_RINGROW=1 MXQ_QUANT_MGROUPED=ring MXQ_QUANT_RING_ORDER=counter MXQ_QUANT_SPLIT=1000 '$MXQ_BUILD_DIR/tests/mxq_gpu_tests' '[quantize]' &&
     env MXQ_QUANT_RINGROW=0 MXQ_QUANT_MGROUPED=persistent MXQ_QUANT_RING_ORDER=static '$MXQ_BUILD_DIR/tests/mxq_gpu_tests' '[quantize]' &&
-    env MXQ_QUANT_SPLIT=0 '$MXQ_BUILD_DIR/tests/mxq_gpu_tests' '[quantize]'"
+    env MXQ_QUANT_SPLIT=0 '$MXQ_BUILD_DIR/tests/mxq_gpu_tests' '[quantize]' &&
+    env MXQ_QUANT_RINGROW=1 MXQ_QUANT_MGROUPED=ring MXQ_QUANT_RING_ORDER=counter MXQ_QUANT_JIT=1000 '$MXQ_BUILD_DIR/tests/mxq_gpu_tests' '[quantize]'"
   # The attention forward's variant without the warpgroups' turns (MXQ_ATTN_SM90_PINGPONG=0), which
   # shares the main loop's code with the default kernels.
   stage attn_nopp 120 env MXQ_ATTN_SM90_PINGPONG=0 "$MXQ_BUILD_DIR/tests/mxq_gpu_tests" "[attention]~[bwd]"
