@@ -39,7 +39,8 @@ struct QuantizeParams {
   int64_t split_from;
   // Rowwise ring in the counter order: once a block's next ticket is at or past jit_from, it takes
   // each further ticket only when it can issue its loads (one barrier more per tile) instead of one
-  // tile ahead, so the last tickets go to whichever block is free (quantize_ring). nticks: never.
+  // tile ahead, so the last tickets go to whichever block is free (quantize_ring). 0 (the default):
+  // every ticket; INT64_MAX: none.
   int64_t jit_from;
   // Scale tensors. Swizzled: *_scale_ld is the padded column count (Cpad). LINEAR: the row stride.
   int64_t row_scale_ld, row_scale_bstride;

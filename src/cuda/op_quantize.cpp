@@ -172,14 +172,17 @@ int64_t split_tiles(int64_t tiles, int64_t blocks) {
   return std::max<int64_t>(0, std::min(tiles, s));
 }
 
-// EXPERIMENT (branch quant-jit-wip, not measured yet): the rowwise ring in the counter order takes
-// its last f x blocks tickets just in time instead of one tile ahead (quant_ring.cuh, p.jit_from),
-// so that no block holds a ticket while others have none (the launch's last ~4 us at 8192x4096:
-// docs/PERFORMANCE.md, "Tenth round"). MXQ_QUANT_JIT=<f>; 0 (the default until measured): never.
-int64_t jit_tickets(int64_t blocks) {
-  double f = 0.0;
-  if (const char* env = std::getenv("MXQ_QUANT_JIT"); env && *env) f = std::atof(env);
-  return std::max<int64_t>(0, static_cast<int64_t>(f * static_cast<double>(blocks) + 0.5));
+// The rowwise ring in the counter order takes its tickets just in time (quant_ring.cuh, p.jit_from):
+// a block draws its next ticket when it can issue that tile's loads, not one tile earlier, so no block
+// holds a ticket while others have none at the launch's end, and none holds a third tile anywhere.
+// Measured against tickets one tile ahead (docs/PERFORMANCE.md, "Eleventh round"): 8192x4096 -1.6%,
+// 16384x16384 -0.9%, 131072x7168 -0.8% time. Returns how many of the last tickets are taken so, of
+// nticks: all by default; MXQ_QUANT_JIT=<f> takes only the last f x blocks (0: none), for measurements.
+int64_t jit_tickets(int64_t nticks, int64_t blocks) {
+  const char* env = std::getenv("MXQ_QUANT_JIT");
+  if (!env || !*env || std::string(env) == "all") return nticks;
+  const double f = std::atof(env);
+  return std::clamp<int64_t>(static_cast<int64_t>(f * static_cast<double>(blocks) + 0.5), 0, nticks);
 }
 
 class QuantizeOp final : public OpImpl {
@@ -233,13 +236,14 @@ class QuantizeOp final : public OpImpl {
     }
     if (dynamic_) p.flags |= kQuantDynamicTiles;
     p.split_from = tiles_;
-    p.jit_from = INT64_MAX;  // tickets one tile ahead throughout
+    p.jit_from = INT64_MAX;  // no ticket just in time (every plan but the rowwise ring in the counter order)
     if (dynamic_ && uses_ringrow(d)) {
       split_ = split_tiles(tiles_, blocks_);
       p.split_from = tiles_ - split_;
-      jit_ = jit_tickets(blocks_);
       const int64_t nticks = 2 * tiles_ - p.split_from;
-      if (jit_ > 0) p.jit_from = std::max<int64_t>(0, nticks - jit_);
+      jit_ = jit_tickets(nticks, blocks_);
+      jit_all_ = jit_ == nticks;
+      if (jit_ > 0) p.jit_from = nticks - jit_;
     }
     if (uses_table(d)) groups_ = std::make_unique<GroupTableBuilder>(dev);
   }
@@ -259,7 +263,8 @@ class QuantizeOp final : public OpImpl {
         why += grouped(d_) ? ", tiles taken in order from a counter in the workspace (>= 4 tiles per block)"
                            : ", tiles taken in order from a counter in the workspace";
       if (split_ > 0) why += fmt::format(", the last {} tiles as 64-row halves", split_);
-      if (jit_ > 0) why += fmt::format(", the last {} tickets taken just in time", jit_);
+      if (jit_all_) why += ", each ticket taken when its loads can be issued";
+      else if (jit_ > 0) why += fmt::format(", the last {} tickets taken when their loads can be issued", jit_);
       if (row_tile_groups(d_)) why += ", each row tile's first and last group kept in shared memory";
     } else if (needs_tiled(d_) && persistent(d_)) why += ", persistent blocks prefetching their next tile";
     if (grouped(d_) && !needs_tiled(d_)) {
@@ -378,7 +383,8 @@ class QuantizeOp final : public OpImpl {
   int64_t blocks_ = 0;
   bool dynamic_ = false;
   int64_t split_ = 0;  // tiles handed out as 64-row halves (rowwise ring, counter order)
-  int64_t jit_ = 0;    // last tickets taken just in time (MXQ_QUANT_JIT; rowwise ring, counter order)
+  int64_t jit_ = 0;       // last tickets taken just in time (rowwise ring, counter order; MXQ_QUANT_JIT)
+  bool jit_all_ = false;  // ... and that is every ticket (the default)
   static constexpr size_t kCounterBytes = 256;
   QuantizeParams base_;
   std::unique_ptr<GroupTableBuilder> groups_;
