@@ -55,7 +55,14 @@ class AttnFwdSm90 final : public OpImpl {
     const bool nopp = pp && pp[0] == '0';
     inline_ = !nopp && d.head_dim == 128;
     persist_ = inline_;
-    kname_ = fmt::format("mxq_attn_fwd_sm90_d{}{}", d.head_dim, nopp ? "_nopp" : inline_ ? "_inl" : "");
+    // TEMPORARY (attnf11 measurement switch): MXQ_ATTN_FWD_X bit 0: D = 64 with three math warpgroups,
+    // bit 1: with three stages.
+    const char* xs = std::getenv("MXQ_ATTN_FWD_X");
+    const int x = xs ? std::atoi(xs) : 0;
+    w3_ = !nopp && d.head_dim == 64 && (x & 1);
+    w3_stages_ = (x & 2) ? 3 : 2;
+    kname_ = fmt::format("mxq_attn_fwd_sm90_d{}{}", d.head_dim,
+                         nopp ? "_nopp" : inline_ ? "_inl" : w3_ ? (w3_stages_ == 3 ? "_w3s3" : "_w3") : "");
     prep_name_ = inline_ ? std::string("mxq_attn_zero_sm90") : fmt::format("mxq_attn_prep_sm90_d{}", d.head_dim);
     fn_ = dev.kernel(kname_.c_str());
     prep_ = dev.kernel(prep_name_.c_str());
@@ -135,7 +142,8 @@ class AttnFwdSm90 final : public OpImpl {
     encode(p.ws_v, rows, p.tmap_v);
     p.tile_state = reinterpret_cast<uint32_t*>(p.ws_v + rows * d_.head_dim);
     p.n_units = static_cast<int32_t>(rows / kAttnSm90TileKV);
-    const int64_t ctas = layout::ceil_div(d_.seqlen_q, kAttnSm90TileQ) * d_.heads_q * d_.batch;
+    const int64_t tile_q = w3_ ? kAttnSm90TileQ3 : kAttnSm90TileQ;
+    const int64_t ctas = layout::ceil_div(d_.seqlen_q, tile_q) * d_.heads_q * d_.batch;
     p.quota = static_cast<int32_t>(layout::ceil_div(int64_t(p.n_units), ctas));
 
     void* params[] = {&p};
@@ -156,15 +164,17 @@ class AttnFwdSm90 final : public OpImpl {
     if (persist_) {  // one CTA per SM walks the items (at most one per item)
       g.x = static_cast<unsigned>(std::min<int64_t>(ctas, dev_.sm_count()));
     } else {
-      g.x = static_cast<unsigned>(layout::ceil_div(d_.seqlen_q, kAttnSm90TileQ));
+      g.x = static_cast<unsigned>(layout::ceil_div(d_.seqlen_q, tile_q));
       g.y = static_cast<unsigned>(d_.heads_q);
       g.z = static_cast<unsigned>(d_.batch);
     }
-    b.x = kAttnSm90Threads;
+    b.x = w3_ ? kAttnSm90Threads3 : kAttnSm90Threads;
     // A programmatic dependent launch: its blocks start (barrier setup, Q dequantized) while the
     // prepass finishes; the producer's griddepcontrol.wait orders its first workspace read.
     dev_.launch(fn_, g, b,
-                static_cast<size_t>(inline_ ? attn_sm90_smem_bytes_inl(d_.head_dim) : attn_sm90_smem_bytes(d_.head_dim)),
+                static_cast<size_t>(inline_ ? attn_sm90_smem_bytes_inl(d_.head_dim)
+                                    : w3_   ? attn_sm90_smem_bytes_w3(d_.head_dim, w3_stages_)
+                                            : attn_sm90_smem_bytes(d_.head_dim)),
                 stream, params, kname_.c_str(),
                 /*programmatic=*/true);
   }
@@ -181,7 +191,8 @@ class AttnFwdSm90 final : public OpImpl {
   Device& dev_;
   CUfunction fn_ = nullptr, prep_ = nullptr;
   std::string kname_, prep_name_;
-  bool inline_ = false, persist_ = false;
+  bool inline_ = false, persist_ = false, w3_ = false;
+  int w3_stages_ = 2;
   AttnFwdSm90Params base_{};
 };
 
