@@ -179,6 +179,8 @@ __device__ __forceinline__ void attn_prep_body(const AttnFwdSm90Params& p) {
   // grid has started; it reads the workspace only after griddepcontrol.wait, which waits for this
   // grid's completion and the visibility of all its writes (a no-op without the launch attribute).
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  // The persistent D = 64 kernel's item counter (the word after the unit state words).
+  if (blockIdx.x == 0 && threadIdx.x == 0) p.tile_state[p.n_units + 1] = 0u;
   const int64_t k_chunks = static_cast<int64_t>(p.batch) * p.heads_kv * p.kv_pad * kCPR;
   const int64_t v_items = k_chunks / 4;  // (entry, 32-key block, row q in 0..7, column chunk)
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
@@ -328,7 +330,7 @@ template <int D, bool kPingPong, bool kInline, int kProdRegs, int kMathRegs, boo
           bool kLean = false, int kMathWG = 2, int kStages = 2>
 __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  static_assert(!kPersist || kInline, "the persistent schedule is built on the in-kernel conversion");
+  static_assert(!kPersist || kInline || kMathWG == 3, "persistent: the in-kernel conversion, or D = 64 with three");
   constexpr int kPanels = D / 64;
   constexpr int kTileBytes = kTileKV * D * 2;
   static_assert(kMathWG == 2 || (kMathWG == 3 && D == 64 && !kInline), "three math warpgroups: D = 64, prepass");
@@ -447,7 +449,29 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
         ptx::tma_load_2d(ptx::smem_addr(sv(st) + pn * kPanelBytes), p.tmap_v, 64 * pn, row_base + t * kTileKV,
                          full_v(st));
     };
-    if constexpr (!kInline) {
+    if constexpr (!kInline && kPersist) {
+      // The TMA thread publishes each item (or the end) in the ring, issues its tiles, and takes the
+      // next item from the counter (zeroed by the prepass) once they are all issued.
+      if (tid == 0) {
+        ptx::tma_prefetch_desc(p.tmap_k);
+        ptx::tma_prefetch_desc(p.tmap_v);
+        // The workspace and the counter are the prepass's (programmatic dependent launch).
+        asm volatile("griddepcontrol.wait;" ::: "memory");
+        int item = first_item, g = 0;
+        for (int it = 0;; ++it) {
+          const int slot = it & 1;
+          ptx::mbar_wait(item_empty + slot, ((it >> 1) & 1) ^ 1);
+          item_slot[slot] = item < n_items ? item : -1;
+          ptx::mbar_arrive(item_full + slot);
+          if (item >= n_items) break;
+          const Work w = item_work(item);
+          const int row_base = (w.b * p.heads_kv + w.hk) * p.kv_pad;
+          for (int t = 0; t < w.n_tiles; ++t) issue_tile(row_base, t, g + t);
+          g += w.n_tiles;
+          item = static_cast<int>(gridDim.x) + static_cast<int>(atomicAdd(p.tile_state + p.n_units + 1, 1u));
+        }
+      }
+    } else if constexpr (!kInline) {
       const Work w = item_work(first_item);
       if (tid == 0 && w.n_tiles > 0) {
         ptx::tma_prefetch_desc(p.tmap_k);
@@ -863,8 +887,16 @@ extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads3, 1)
   mxq::sm90attn::attn_fwd_body<64, true, false, 24, 160, false, false, 3, 2>(p);
 }
 extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads3, 1)
-    mxq_attn_fwd_sm90_d64_w3s3(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<64, true, false, 24, 160, false, false, 3, 3>(p);
+    mxq_attn_fwd_sm90_d64_w3p(const __grid_constant__ mxq::AttnFwdSm90Params p) {
+  mxq::sm90attn::attn_fwd_body<64, true, false, 32, 160, true, true, 3, 2>(p);
+}
+extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads3, 1)
+    mxq_attn_fwd_sm90_d64_w3pn(const __grid_constant__ mxq::AttnFwdSm90Params p) {
+  mxq::sm90attn::attn_fwd_body<64, false, false, 32, 160, true, true, 3, 2>(p);
+}
+extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads3, 1)
+    mxq_attn_fwd_sm90_d64_w3n(const __grid_constant__ mxq::AttnFwdSm90Params p) {
+  mxq::sm90attn::attn_fwd_body<64, false, false, 24, 160, false, false, 3, 2>(p);
 }
 extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
     mxq_attn_fwd_sm90_d128_inl(const __grid_constant__ mxq::AttnFwdSm90Params p) {

@@ -59,10 +59,9 @@ constexpr int kAttnSm90TileQ3 = 192;
 // Dynamic shared memory for head dim D: 1 KiB alignment slack, Q, two K and two V tiles (each
 // 128 x D bf16) and the pipeline's 8 mbarriers.
 constexpr int64_t attn_sm90_smem_bytes(int64_t d) { return 1024 + 5 * 128 * d * 2 + 8 * 8; }
-// Three math warpgroups: a 192-row Q tile and `stages` K and V tiles.
-constexpr int64_t attn_sm90_smem_bytes_w3(int64_t d, int64_t stages) {
-  return 1024 + (192 + 2 * stages * 128) * d * 2 + 8 * 4 * stages;
-}
+// Three math warpgroups: a 192-row Q tile, two K and two V tiles, the pipeline's 8 mbarriers and 128
+// bytes for the persistent kernel's item ring.
+constexpr int64_t attn_sm90_smem_bytes_w3(int64_t d) { return 1024 + (192 + 4 * 128) * d * 2 + 8 * 8 + 128; }
 // The in-kernel-conversion kernels (_inl): 128 bytes of barriers and slots, then the converters'
 // staging area (the unit's FP8 K and V rows, K's and V's scales as floats).
 constexpr int64_t attn_sm90_smem_bytes_inl(int64_t d) {

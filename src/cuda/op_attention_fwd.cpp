@@ -55,14 +55,14 @@ class AttnFwdSm90 final : public OpImpl {
     const bool nopp = pp && pp[0] == '0';
     inline_ = !nopp && d.head_dim == 128;
     persist_ = inline_;
-    // TEMPORARY (attnf11 measurement switch): MXQ_ATTN_FWD_X bit 0: D = 64 with three math warpgroups,
-    // bit 1: with three stages.
+    // TEMPORARY (attnf11 measurement switch) MXQ_ATTN_FWD_X at D = 64: 1 the two-warpgroup kernel,
+    // else three math warpgroups (_w3), bit 1 persistent (_w3p), bit 2 without turns (_w3n, _w3pn).
     const char* xs = std::getenv("MXQ_ATTN_FWD_X");
     const int x = xs ? std::atoi(xs) : 0;
-    w3_ = !nopp && d.head_dim == 64 && (x & 1);
-    w3_stages_ = (x & 2) ? 3 : 2;
+    w3_ = !nopp && d.head_dim == 64 && x != 1;
+    if (w3_ && (x & 2)) persist_ = true;
     kname_ = fmt::format("mxq_attn_fwd_sm90_d{}{}", d.head_dim,
-                         nopp ? "_nopp" : inline_ ? "_inl" : w3_ ? (w3_stages_ == 3 ? "_w3s3" : "_w3") : "");
+                         nopp ? "_nopp" : inline_ ? "_inl" : !w3_ ? "" : (x & 2) ? ((x & 4) ? "_w3pn" : "_w3p") : (x & 4) ? "_w3n" : "_w3");
     prep_name_ = inline_ ? std::string("mxq_attn_zero_sm90") : fmt::format("mxq_attn_prep_sm90_d{}", d.head_dim);
     fn_ = dev.kernel(kname_.c_str());
     prep_ = dev.kernel(prep_name_.c_str());
@@ -173,7 +173,7 @@ class AttnFwdSm90 final : public OpImpl {
     // prepass finishes; the producer's griddepcontrol.wait orders its first workspace read.
     dev_.launch(fn_, g, b,
                 static_cast<size_t>(inline_ ? attn_sm90_smem_bytes_inl(d_.head_dim)
-                                    : w3_   ? attn_sm90_smem_bytes_w3(d_.head_dim, w3_stages_)
+                                    : w3_   ? attn_sm90_smem_bytes_w3(d_.head_dim)
                                             : attn_sm90_smem_bytes(d_.head_dim)),
                 stream, params, kname_.c_str(),
                 /*programmatic=*/true);
@@ -192,7 +192,6 @@ class AttnFwdSm90 final : public OpImpl {
   CUfunction fn_ = nullptr, prep_ = nullptr;
   std::string kname_, prep_name_;
   bool inline_ = false, persist_ = false, w3_ = false;
-  int w3_stages_ = 2;
   AttnFwdSm90Params base_{};
 };
 

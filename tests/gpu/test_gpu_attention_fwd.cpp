@@ -606,5 +606,83 @@ TEST_CASE("gpu attention fwd: bad arguments get a status and a message", "[gpu][
   MXQ_REQUIRE_OK(mxqAttentionPlanDestroy(p2));
 }
 
+// TEMPORARY (attnf11): the D = 64 variants behind MXQ_ATTN_FWD_X give the two-warpgroup kernel's
+// bits on shapes with more work items than SMs (the persistent variant's counter and ring reuse).
+void attnf11_compare(const std::vector<Case>& cases) {
+  auto run_x = [](const Inputs& in, const char* x) {
+    setenv("MXQ_ATTN_FWD_X", x, 1);
+    Handle gpu(MXQ_BACKEND_CUDA);
+    mxqAttentionPlan_t p = make_plan(gpu, in.c);
+    MXQ_REQUIRE_OK(mxqAttentionPlanFinalize(p));
+    GpuRun g;
+    Outputs out = run_gpu(in, gpu, p, g, 2);
+    MXQ_REQUIRE_OK(mxqAttentionPlanDestroy(p));
+    unsetenv("MXQ_ATTN_FWD_X");
+    return out;
+  };
+  for (const Case& c : cases) {
+    INFO("mask " << c.mask << " varlen " << c.varlen << " Hq " << c.Hq);
+    std::mt19937_64 rng(fresh_seed());
+    const Inputs in = make_inputs(c, rng);
+    const Outputs ref = run_x(in, "1");
+    size_t nan_o = 0;
+    for (uint16_t h : ref.o) nan_o += std::isnan(bf16_value(h));
+    CHECK(nan_o == 0);
+    for (const char* x : {"0", "2", "4", "6"}) {
+      INFO("X=" << x);
+      const Outputs got = run_x(in, x);
+      CHECK(got.o == ref.o);
+      CHECK(std::memcmp(got.lse.data(), ref.lse.data(), ref.lse.size() * 4) == 0);
+    }
+  }
+}
+
+TEST_CASE("gpu attention fwd: attnf11 D = 64 variants give identical bits", "[gpu][attention][fwd][tmp11]") {
+  std::vector<Case> cases;
+  for (auto mask : {MXQ_ATTN_MASK_NONE, MXQ_ATTN_MASK_CAUSAL_TOP_LEFT, MXQ_ATTN_MASK_CAUSAL_BOTTOM_RIGHT}) {
+    Case c;
+    c.B = 2;
+    c.Hq = 8;
+    c.Hkv = 2;
+    c.Sq = 2000;
+    c.Skv = 1500;
+    c.D = 64;
+    c.mask = mask;
+    cases.push_back(c);
+  }
+  Case c;
+  c.B = 4;
+  c.Hq = 8;
+  c.Hkv = 4;
+  c.Sq = 2000;
+  c.Skv = 1500;
+  c.D = 64;
+  c.varlen = true;
+  c.mask = MXQ_ATTN_MASK_CAUSAL_BOTTOM_RIGHT;
+  c.lens_q = {2000, 1, 700, 1300};
+  c.lens_kv = {1500, 900, 0, 1300};
+  cases.push_back(c);
+  c.mask = MXQ_ATTN_MASK_NONE;
+  cases.push_back(c);
+  attnf11_compare(cases);
+}
+
+// Many small items (two per CTA of the persistent variants): for racecheck.
+TEST_CASE("gpu attention fwd: attnf11 D = 64 variants, many small items", "[gpu][attention][fwd][tmp11r]") {
+  std::vector<Case> cases;
+  for (auto mask : {MXQ_ATTN_MASK_NONE, MXQ_ATTN_MASK_CAUSAL_BOTTOM_RIGHT}) {
+    Case c;
+    c.B = 2;
+    c.Hq = 132;
+    c.Hkv = 4;
+    c.Sq = 150;
+    c.Skv = 300;
+    c.D = 64;
+    c.mask = mask;
+    cases.push_back(c);
+  }
+  attnf11_compare(cases);
+}
+
 }  // namespace gpu
 }  // namespace mxq_test
