@@ -13,15 +13,17 @@
 //   - a prepass (attn_prep_body) dequantizes K and V once into a bf16 workspace
 //     [B*Hkv, round_up(Skv, 128), D], rows past a sequence zeroed, so the main kernel sees one
 //     layout for BHSD, BSHD and varlen and needs no bounds on its loads;
-//   - the main kernel (attn_fwd_body): a CTA owns 128 query rows of one (batch, head). Warpgroup 0
-//     is the producer: one thread issues TMA loads of 128-key K and V tiles (128-byte swizzled
-//     64-column panels, exactly what the wgmma descriptors read) into two stages, against full /
-//     empty mbarriers. Warpgroups 1 and 2 (64 rows each) dequantize their Q rows once, then per
-//     key tile compute S = Q K^T (m64n128k16 over D), the online softmax in registers, and
+//   - the main kernel (attn_fwd_body): a CTA owns 128 query rows of one (batch, head) (192 at D = 64).
+//     Warpgroup 0 is the producer: one thread issues TMA loads of 128-key K and V tiles (128-byte
+//     swizzled 64-column panels, exactly what the wgmma descriptors read) into two stages, against
+//     full / empty mbarriers. Warpgroups 1 and 2 (and 3 at D = 64: setmaxnreg 24 / 160, so that a
+//     third softmax hides the latencies that two did not) of 64 rows each dequantize their Q rows
+//     once, then per key tile compute S = Q K^T (m64n128k16 over D), the online softmax in registers, and
 //     O += P V (P from registers, V N-major: one m64n128k16 per k step over both 64-wide D panels
 //     at D = 128, m64n64k16 at D = 64). Each warpgroup issues S of tile t+1 before P V of tile t
-//     (as compiled, its softmax still waits for its P V: see the main loop), and the two
-//     warpgroups take turns issuing (ping-pong), so one's softmax overlaps the other's products.
+//     (as compiled, its softmax still waits for its P V: see the main loop), and the math
+//     warpgroups take turns issuing (ping-pong; three go round), so one's softmax overlaps the
+//     others' products.
 //     O leaves through the warpgroup's own (no longer read) Q rows in shared memory, as whole-row
 //     16-byte stores;
 //   - the main kernel is launched as a programmatic dependent of the prepass: its blocks may start
@@ -179,8 +181,6 @@ __device__ __forceinline__ void attn_prep_body(const AttnFwdSm90Params& p) {
   // grid has started; it reads the workspace only after griddepcontrol.wait, which waits for this
   // grid's completion and the visibility of all its writes (a no-op without the launch attribute).
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-  // The persistent D = 64 kernel's item counter (the word after the unit state words).
-  if (blockIdx.x == 0 && threadIdx.x == 0) p.tile_state[p.n_units + 1] = 0u;
   const int64_t k_chunks = static_cast<int64_t>(p.batch) * p.heads_kv * p.kv_pad * kCPR;
   const int64_t v_items = k_chunks / 4;  // (entry, 32-key block, row q in 0..7, column chunk)
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
@@ -324,17 +324,18 @@ __device__ __forceinline__ uint32_t desc_nmajor128_lo(uint32_t smem_addr) {
 // warpgroup rewrites its Q rows only after a barrier behind its own epilogue's reads of them.
 // kLean: the TMA thread's waits for free stages suspend on the mbarrier (try_wait with a time hint)
 // instead of retrying at once, and the converter warps' idle polling is one thread's loop.
-// kMathWG: math warpgroups of 64 query rows each (a CTA owns 64 kMathWG rows); 3 only at D = 64 after
-// the prepass (their turns go round: warpgroup i hands the tensor cores to i + 1). kStages: K/V stages.
+// kMathWG: math warpgroups of 64 query rows each (a CTA owns 64 kMathWG query rows); 3 only at D = 64
+// after the prepass, not persistent (their turns go round: warpgroup i hands the tensor cores to
+// warpgroup i + 1 mod 3).
 template <int D, bool kPingPong, bool kInline, int kProdRegs, int kMathRegs, bool kPersist = false,
-          bool kLean = false, int kMathWG = 2, int kStages = 2>
+          bool kLean = false, int kMathWG = 2>
 __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  static_assert(!kPersist || kInline || kMathWG == 3, "persistent: the in-kernel conversion, or D = 64 with three");
+  static_assert(!kPersist || kInline, "the persistent schedule is built on the in-kernel conversion");
   constexpr int kPanels = D / 64;
   constexpr int kTileBytes = kTileKV * D * 2;
   static_assert(kMathWG == 2 || (kMathWG == 3 && D == 64 && !kInline), "three math warpgroups: D = 64, prepass");
-  constexpr int kSt = kStages;  // K/V stages (three fit at D = 128, measured no faster: PERFORMANCE.md)
+  constexpr int kSt = 2;  // K/V stages (three fit, measured no faster at D = 128 and at D = 64: PERFORMANCE.md)
   constexpr int kRowsQ = 64 * kMathWG;                // query rows per CTA
   constexpr int kQBytes = kRowsQ * D * 2;             // the Q tile (one 64-column panel per 64 of D)
   constexpr int kThreads = 128 * (1 + kMathWG);
@@ -449,29 +450,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
         ptx::tma_load_2d(ptx::smem_addr(sv(st) + pn * kPanelBytes), p.tmap_v, 64 * pn, row_base + t * kTileKV,
                          full_v(st));
     };
-    if constexpr (!kInline && kPersist) {
-      // The TMA thread publishes each item (or the end) in the ring, issues its tiles, and takes the
-      // next item from the counter (zeroed by the prepass) once they are all issued.
-      if (tid == 0) {
-        ptx::tma_prefetch_desc(p.tmap_k);
-        ptx::tma_prefetch_desc(p.tmap_v);
-        // The workspace and the counter are the prepass's (programmatic dependent launch).
-        asm volatile("griddepcontrol.wait;" ::: "memory");
-        int item = first_item, g = 0;
-        for (int it = 0;; ++it) {
-          const int slot = it & 1;
-          ptx::mbar_wait(item_empty + slot, ((it >> 1) & 1) ^ 1);
-          item_slot[slot] = item < n_items ? item : -1;
-          ptx::mbar_arrive(item_full + slot);
-          if (item >= n_items) break;
-          const Work w = item_work(item);
-          const int row_base = (w.b * p.heads_kv + w.hk) * p.kv_pad;
-          for (int t = 0; t < w.n_tiles; ++t) issue_tile(row_base, t, g + t);
-          g += w.n_tiles;
-          item = static_cast<int>(gridDim.x) + static_cast<int>(atomicAdd(p.tile_state + p.n_units + 1, 1u));
-        }
-      }
-    } else if constexpr (!kInline) {
+    if constexpr (!kInline) {
       const Work w = item_work(first_item);
       if (tid == 0 && w.n_tiles > 0) {
         ptx::tma_prefetch_desc(p.tmap_k);
@@ -782,8 +761,13 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       // The next warpgroup's turn; the last warpgroup gives no turn after its last step, so every
       // arrival is matched by a sync (warpgroup 0 syncs n times on its barrier: one initial arrival +
       // n - 1).
-      if constexpr (kPingPong)
-        if (cw != kMathWG - 1 || kNext) ptx::named_barrier_arrive(kBarPP + (cw + 1) % kMathWG, 256);
+      if constexpr (kPingPong) {
+        if constexpr (kMathWG == 2) {
+          if (cw == 0 || kNext) ptx::named_barrier_arrive(kBarPP + (cw ^ 1), 256);
+        } else {
+          if (cw != kMathWG - 1 || kNext) ptx::named_barrier_arrive(kBarPP + (cw + 1) % kMathWG, 256);
+        }
+      }
       float corr[2] = {1.0f, 1.0f};
       if constexpr (kNext) {  // S of tile t+1 is done (commit groups retire in order)
         ptx::wgmma_wait<1>();
@@ -877,26 +861,11 @@ extern "C" __global__ void __launch_bounds__(256) mxq_attn_zero_sm90(const __gri
 MXQ_ATTN_FWD_KERNELS(64)
 MXQ_ATTN_FWD_KERNELS(128)
 
-extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
+// D = 64: three math warpgroups, 192 query rows per CTA, setmaxnreg 24 / 160 (PERFORMANCE.md, tenth
+// session: the third warpgroup's softmax hides the latencies two could not).
+extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads3, 1)
     mxq_attn_fwd_sm90_d64(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<64, true, false, 40, 232>(p);
-}
-// D = 64 with three math warpgroups (192 query rows per CTA; setmaxnreg 24 / 160), two or three stages.
-extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads3, 1)
-    mxq_attn_fwd_sm90_d64_w3(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<64, true, false, 24, 160, false, false, 3, 2>(p);
-}
-extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads3, 1)
-    mxq_attn_fwd_sm90_d64_w3p(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<64, true, false, 32, 160, true, true, 3, 2>(p);
-}
-extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads3, 1)
-    mxq_attn_fwd_sm90_d64_w3pn(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<64, false, false, 32, 160, true, true, 3, 2>(p);
-}
-extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads3, 1)
-    mxq_attn_fwd_sm90_d64_w3n(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<64, false, false, 24, 160, false, false, 3, 2>(p);
+  mxq::sm90attn::attn_fwd_body<64, true, false, 24, 160, false, false, 3>(p);
 }
 extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
     mxq_attn_fwd_sm90_d128_inl(const __grid_constant__ mxq::AttnFwdSm90Params p) {

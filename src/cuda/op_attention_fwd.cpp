@@ -49,20 +49,15 @@ class AttnFwdSm90 final : public OpImpl {
     // MXQ_ATTN_SM90_PINGPONG=0 selects the variant whose math warpgroups do not take turns
     // (docs/ENVIRONMENT.md; for measurements; after the prepass at both head dims). Otherwise D = 128
     // converts K and V inside the main kernel (mxq_attn_zero_sm90 clears the units' state words and
-    // the item counter), persistent: one CTA per SM, and D = 64 runs the prepass: PERFORMANCE.md
-    // "Attention forward", seventh and eighth sessions.
+    // the item counter), persistent: one CTA per SM, and D = 64 runs the prepass and three math
+    // warpgroups (192 query rows per CTA): PERFORMANCE.md "Attention forward", seventh, eighth and
+    // tenth sessions.
     const char* pp = std::getenv("MXQ_ATTN_SM90_PINGPONG");
     const bool nopp = pp && pp[0] == '0';
     inline_ = !nopp && d.head_dim == 128;
     persist_ = inline_;
-    // TEMPORARY (attnf11 measurement switch) MXQ_ATTN_FWD_X at D = 64: 1 the two-warpgroup kernel,
-    // else three math warpgroups (_w3), bit 1 persistent (_w3p), bit 2 without turns (_w3n, _w3pn).
-    const char* xs = std::getenv("MXQ_ATTN_FWD_X");
-    const int x = xs ? std::atoi(xs) : 0;
-    w3_ = !nopp && d.head_dim == 64 && x != 1;
-    if (w3_ && (x & 2)) persist_ = true;
-    kname_ = fmt::format("mxq_attn_fwd_sm90_d{}{}", d.head_dim,
-                         nopp ? "_nopp" : inline_ ? "_inl" : !w3_ ? "" : (x & 2) ? ((x & 4) ? "_w3pn" : "_w3p") : (x & 4) ? "_w3n" : "_w3");
+    w3_ = !nopp && d.head_dim == 64;  // three math warpgroups, 192 query rows per CTA
+    kname_ = fmt::format("mxq_attn_fwd_sm90_d{}{}", d.head_dim, nopp ? "_nopp" : inline_ ? "_inl" : "");
     prep_name_ = inline_ ? std::string("mxq_attn_zero_sm90") : fmt::format("mxq_attn_prep_sm90_d{}", d.head_dim);
     fn_ = dev.kernel(kname_.c_str());
     prep_ = dev.kernel(prep_name_.c_str());
@@ -204,8 +199,8 @@ void register_attention_fwd_kernels(Registry& r) {
   e.in_dtypes = {MXQ_DTYPE_E4M3};
   e.out_dtypes = {MXQ_DTYPE_BF16};
   e.variant = "K/V dequantized to bf16 in the workspace (D=128: by the kernel's producer warps, units claimed "
-              "through state words, one persistent CTA per SM; D=64: a prepass); 128 queries x 128-key tiles, "
-              "TMA producer + two math warpgroups, online softmax";
+              "through state words, one persistent CTA per SM; D=64: a prepass); 128 queries (D=64: 192) x 128-key "
+              "tiles, TMA producer + two math warpgroups (D=64: three), online softmax";
   e.priority = 0;
   e.supports = attn_fwd_supports;
   e.make = [](const AttentionDesc& d, Device& dev) -> std::unique_ptr<OpImpl> {
