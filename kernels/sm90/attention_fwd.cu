@@ -13,15 +13,17 @@
 //   - a prepass (attn_prep_body) dequantizes K and V once into a bf16 workspace
 //     [B*Hkv, round_up(Skv, 128), D], rows past a sequence zeroed, so the main kernel sees one
 //     layout for BHSD, BSHD and varlen and needs no bounds on its loads;
-//   - the main kernel (attn_fwd_body): a CTA owns 128 query rows of one (batch, head). Warpgroup 0
-//     is the producer: one thread issues TMA loads of 128-key K and V tiles (128-byte swizzled
-//     64-column panels, exactly what the wgmma descriptors read) into two stages, against full /
-//     empty mbarriers. Warpgroups 1 and 2 (64 rows each) dequantize their Q rows once, then per
-//     key tile compute S = Q K^T (m64n128k16 over D), the online softmax in registers, and
+//   - the main kernel (attn_fwd_body): a CTA owns 128 query rows of one (batch, head) (192 at D = 64).
+//     Warpgroup 0 is the producer: one thread issues TMA loads of 128-key K and V tiles (128-byte
+//     swizzled 64-column panels, exactly what the wgmma descriptors read) into two stages, against
+//     full / empty mbarriers. Warpgroups 1 and 2 (and 3 at D = 64: setmaxnreg 24 / 160, so that a
+//     third softmax hides the latencies that two did not) of 64 rows each dequantize their Q rows
+//     once, then per key tile compute S = Q K^T (m64n128k16 over D), the online softmax in registers, and
 //     O += P V (P from registers, V N-major: one m64n128k16 per k step over both 64-wide D panels
 //     at D = 128, m64n64k16 at D = 64). Each warpgroup issues S of tile t+1 before P V of tile t
-//     (as compiled, its softmax still waits for its P V: see the main loop), and the two
-//     warpgroups take turns issuing (ping-pong), so one's softmax overlaps the other's products.
+//     (as compiled, its softmax still waits for its P V: see the main loop), and the math
+//     warpgroups take turns issuing (ping-pong; three go round), so one's softmax overlaps the
+//     others' products.
 //     O leaves through the warpgroup's own (no longer read) Q rows in shared memory, as whole-row
 //     16-byte stores;
 //   - the main kernel is launched as a programmatic dependent of the prepass: its blocks may start
@@ -65,7 +67,7 @@ namespace mxq {
 namespace sm90attn {
 
 
-constexpr int kTileQ = kAttnSm90TileQ, kTileKV = kAttnSm90TileKV;
+constexpr int kTileKV = kAttnSm90TileKV;
 constexpr int kPanelBytes = 128 * 128;  // 128 rows x 64 bf16
 constexpr float kLn2 = 0.6931471805599453f;
 constexpr int kMaskNone = 0, kMaskBottomRight = 2;  // mxqAttentionMask_t (1: causal top-left)
@@ -322,22 +324,30 @@ __device__ __forceinline__ uint32_t desc_nmajor128_lo(uint32_t smem_addr) {
 // warpgroup rewrites its Q rows only after a barrier behind its own epilogue's reads of them.
 // kLean: the TMA thread's waits for free stages suspend on the mbarrier (try_wait with a time hint)
 // instead of retrying at once, and the converter warps' idle polling is one thread's loop.
+// kMathWG: math warpgroups of 64 query rows each (a CTA owns 64 kMathWG query rows); 3 only at D = 64
+// after the prepass, not persistent (their turns go round: warpgroup i hands the tensor cores to
+// warpgroup i + 1 mod 3).
 template <int D, bool kPingPong, bool kInline, int kProdRegs, int kMathRegs, bool kPersist = false,
-          bool kLean = false>
+          bool kLean = false, int kMathWG = 2>
 __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(!kPersist || kInline, "the persistent schedule is built on the in-kernel conversion");
   constexpr int kPanels = D / 64;
   constexpr int kTileBytes = kTileKV * D * 2;
-  constexpr int kSt = 2;  // K/V stages (three fit at D = 128, measured no faster: PERFORMANCE.md)
+  static_assert(kMathWG == 2 || (kMathWG == 3 && D == 64 && !kInline), "three math warpgroups: D = 64, prepass");
+  constexpr int kSt = 2;  // K/V stages (three fit, measured no faster at D = 128 and at D = 64: PERFORMANCE.md)
+  constexpr int kRowsQ = 64 * kMathWG;                // query rows per CTA
+  constexpr int kQBytes = kRowsQ * D * 2;             // the Q tile (one 64-column panel per 64 of D)
+  constexpr int kThreads = 128 * (1 + kMathWG);
+  constexpr int kBarPP = 1 + kMathWG;  // named barriers: 1 .. kMathWG per math warpgroup, then the turns
   constexpr uint32_t kTxBytes = kTileBytes;  // one K or V tile per TMA transaction
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = ptx::smem_align1024(smem_raw);
   // Q, then K stages 0 and 1, then V stages 0 and 1, then the mbarriers.
   uint8_t* sq = smem;
-  auto sk = [&](int st) { return smem + (1 + st) * kTileBytes; };
-  auto sv = [&](int st) { return smem + (1 + kSt + st) * kTileBytes; };
-  uint64_t* bars = reinterpret_cast<uint64_t*>(smem + (1 + 2 * kSt) * kTileBytes);
+  auto sk = [&](int st) { return smem + kQBytes + st * kTileBytes; };
+  auto sv = [&](int st) { return smem + kQBytes + (kSt + st) * kTileBytes; };
+  uint64_t* bars = reinterpret_cast<uint64_t*>(smem + kQBytes + 2 * kSt * kTileBytes);
   auto full_k = [&](int st) { return bars + st; };
   auto full_v = [&](int st) { return bars + kSt + st; };
   auto empty_k = [&](int st) { return bars + 2 * kSt + st; };
@@ -358,7 +368,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
   const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31, warp = (tid >> 5) & 3;
   // Work items: linear index i -> query block (fastest), head, batch, as the hardware orders the
   // non-persistent grid (nqb x Hq x B).
-  const int nqb = kPersist ? (p.seqlen_q + kTileQ - 1) / kTileQ : static_cast<int>(gridDim.x);
+  const int nqb = kPersist ? (p.seqlen_q + kRowsQ - 1) / kRowsQ : static_cast<int>(gridDim.x);
   const int n_items = kPersist ? nqb * p.heads_q * p.batch : 0x7FFFFFFF;
   const int first_item =
       kPersist ? static_cast<int>(blockIdx.x)
@@ -378,13 +388,13 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
     w.hk = w.h / group;
     w.sq_seq = attn::seq_rows(p.bshd, p.cu_q, p.seqlen_q, p.heads_q, w.b, w.h);
     const SeqRows skv_seq = attn::seq_rows(p.bshd, p.cu_kv, p.seqlen_kv, p.heads_kv, w.b, w.hk);
-    w.q0 = w.qb * kTileQ;
+    w.q0 = w.qb * kRowsQ;
     w.lq = static_cast<int>(w.sq_seq.len);
     w.lk = static_cast<int>(skv_seq.len);
     // Key j is visible to query i iff j < lk and (no mask, or j <= i + shift).
     w.shift = p.mask == kMaskBottomRight ? w.lk - w.lq : 0;
     int kv_end = w.lk;
-    if (p.mask != kMaskNone) kv_end = min(kv_end, w.q0 + kTileQ + w.shift);
+    if (p.mask != kMaskNone) kv_end = min(kv_end, w.q0 + kRowsQ + w.shift);
     w.n_tiles = kv_end > 0 && w.q0 < w.lq ? (kv_end + kTileKV - 1) / kTileKV : 0;
     return w;
   };
@@ -398,13 +408,13 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
     for (int st = 0; st < kSt; ++st) {
       ptx::mbar_init(full_k(st), 1);
       ptx::mbar_init(full_v(st), 1);
-      ptx::mbar_init(empty_k(st), 2 * 128);
-      ptx::mbar_init(empty_v(st), 2 * 128);
+      ptx::mbar_init(empty_k(st), kMathWG * 128);
+      ptx::mbar_init(empty_v(st), kMathWG * 128);
     }
     if constexpr (kPersist) {
       for (int sl = 0; sl < 2; ++sl) {
         ptx::mbar_init(item_full + sl, 1);
-        ptx::mbar_init(item_empty + sl, 2 * 128);
+        ptx::mbar_init(item_empty + sl, kMathWG * 128);
       }
     }
     ptx::mbar_fence_init();
@@ -416,7 +426,8 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
   }
   __syncthreads();
 
-  static_assert(128 * kProdRegs + 256 * kMathRegs <= 384 * 168, "setmaxnreg would wait for registers forever");
+  static_assert(128 * kProdRegs + 128 * kMathWG * kMathRegs <= kThreads * (65536 / kThreads / 8 * 8),
+                "setmaxnreg would wait for registers forever");
   static_assert(!kInline || kProdRegs >= 40, "the converter warps need 40 registers");
   if (wg == 0) {  // producer: one thread issues every TMA load
     ptx::setmaxnreg_dec<kProdRegs>();
@@ -724,7 +735,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
     auto step = [&](int t, auto next_tag) {
       constexpr bool kNext = decltype(next_tag)::value;
       const int st = (g + t) % kSt;
-      if constexpr (kPingPong) ptx::named_barrier_sync(3 + cw, 256);  // this warpgroup's turn
+      if constexpr (kPingPong) ptx::named_barrier_sync(kBarPP + cw, 256);  // this warpgroup's turn
       if constexpr (kNext) issue_s(t + 1);
       // O += Pq V_t, V [keys, d] N-major in 64-wide d panels.
       ptx::mbar_wait(full_v(st), ((g + t) / kSt) & 1);
@@ -747,10 +758,16 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
                 ptx::smem_desc_sw128(v_addr + static_cast<uint32_t>(pn * kPanelBytes + kk * 2048)), 1);
       }
       ptx::wgmma_commit();
-      // The other warpgroup's turn; warpgroup 1 gives no turn after its last step, so every arrival
-      // is matched by a sync (warpgroup 0 syncs n times on barrier 3: one initial arrival + n - 1).
-      if constexpr (kPingPong)
-        if (cw == 0 || kNext) ptx::named_barrier_arrive(3 + (cw ^ 1), 256);
+      // The next warpgroup's turn; the last warpgroup gives no turn after its last step, so every
+      // arrival is matched by a sync (warpgroup 0 syncs n times on its barrier: one initial arrival +
+      // n - 1).
+      if constexpr (kPingPong) {
+        if constexpr (kMathWG == 2) {
+          if (cw == 0 || kNext) ptx::named_barrier_arrive(kBarPP + (cw ^ 1), 256);
+        } else {
+          if (cw != kMathWG - 1 || kNext) ptx::named_barrier_arrive(kBarPP + (cw + 1) % kMathWG, 256);
+        }
+      }
       float corr[2] = {1.0f, 1.0f};
       if constexpr (kNext) {  // S of tile t+1 is done (commit groups retire in order)
         ptx::wgmma_wait<1>();
@@ -773,7 +790,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       }
     };
     if constexpr (kPingPong)
-      if (cw == 1 && n_tiles > 0) ptx::named_barrier_arrive(3, 256);  // warpgroup 0 goes first
+      if (cw == kMathWG - 1 && n_tiles > 0) ptx::named_barrier_arrive(kBarPP, 256);  // warpgroup 0 goes first
     for (int t = 0; t + 1 < n_tiles; ++t) step(t, std::true_type{});
     if (n_tiles > 0) step(n_tiles - 1, std::false_type{});
     g += n_tiles;
@@ -844,9 +861,11 @@ extern "C" __global__ void __launch_bounds__(256) mxq_attn_zero_sm90(const __gri
 MXQ_ATTN_FWD_KERNELS(64)
 MXQ_ATTN_FWD_KERNELS(128)
 
-extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
+// D = 64: three math warpgroups, 192 query rows per CTA, setmaxnreg 24 / 160 (PERFORMANCE.md, tenth
+// session: the third warpgroup's softmax hides the latencies two could not).
+extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads3, 1)
     mxq_attn_fwd_sm90_d64(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<64, true, false, 40, 232>(p);
+  mxq::sm90attn::attn_fwd_body<64, true, false, 24, 160, false, false, 3>(p);
 }
 extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
     mxq_attn_fwd_sm90_d128_inl(const __grid_constant__ mxq::AttnFwdSm90Params p) {

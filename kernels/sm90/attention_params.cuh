@@ -52,10 +52,15 @@ constexpr int kAttnSm90Threads = 384;
 constexpr int kAttnSm90PrepThreads = 256;
 constexpr int kAttnSm90TileQ = 128;
 constexpr int kAttnSm90TileKV = 128;
+// The D = 64 default kernel (mxq_attn_fwd_sm90_d64): three math warpgroups, 192 query rows per CTA.
+constexpr int kAttnSm90Threads3 = 512;
+constexpr int kAttnSm90TileQ3 = 192;
 
 // Dynamic shared memory for head dim D: 1 KiB alignment slack, Q, two K and two V tiles (each
 // 128 x D bf16) and the pipeline's 8 mbarriers.
 constexpr int64_t attn_sm90_smem_bytes(int64_t d) { return 1024 + 5 * 128 * d * 2 + 8 * 8; }
+// The three-warpgroup kernel (D = 64): a 192-row Q tile, two K and two V tiles, 8 mbarriers.
+constexpr int64_t attn_sm90_smem_bytes_w3(int64_t d) { return 1024 + (192 + 4 * 128) * d * 2 + 8 * 8; }
 // The in-kernel-conversion kernels (_inl): 128 bytes of barriers and slots, then the converters'
 // staging area (the unit's FP8 K and V rows, K's and V's scales as floats).
 constexpr int64_t attn_sm90_smem_bytes_inl(int64_t d) {

@@ -49,12 +49,14 @@ class AttnFwdSm90 final : public OpImpl {
     // MXQ_ATTN_SM90_PINGPONG=0 selects the variant whose math warpgroups do not take turns
     // (docs/ENVIRONMENT.md; for measurements; after the prepass at both head dims). Otherwise D = 128
     // converts K and V inside the main kernel (mxq_attn_zero_sm90 clears the units' state words and
-    // the item counter), persistent: one CTA per SM, and D = 64 runs the prepass: PERFORMANCE.md
-    // "Attention forward", seventh and eighth sessions.
+    // the item counter), persistent: one CTA per SM, and D = 64 runs the prepass and three math
+    // warpgroups (192 query rows per CTA): PERFORMANCE.md "Attention forward", seventh, eighth and
+    // tenth sessions.
     const char* pp = std::getenv("MXQ_ATTN_SM90_PINGPONG");
     const bool nopp = pp && pp[0] == '0';
     inline_ = !nopp && d.head_dim == 128;
     persist_ = inline_;
+    w3_ = !nopp && d.head_dim == 64;  // three math warpgroups, 192 query rows per CTA
     kname_ = fmt::format("mxq_attn_fwd_sm90_d{}{}", d.head_dim, nopp ? "_nopp" : inline_ ? "_inl" : "");
     prep_name_ = inline_ ? std::string("mxq_attn_zero_sm90") : fmt::format("mxq_attn_prep_sm90_d{}", d.head_dim);
     fn_ = dev.kernel(kname_.c_str());
@@ -135,7 +137,8 @@ class AttnFwdSm90 final : public OpImpl {
     encode(p.ws_v, rows, p.tmap_v);
     p.tile_state = reinterpret_cast<uint32_t*>(p.ws_v + rows * d_.head_dim);
     p.n_units = static_cast<int32_t>(rows / kAttnSm90TileKV);
-    const int64_t ctas = layout::ceil_div(d_.seqlen_q, kAttnSm90TileQ) * d_.heads_q * d_.batch;
+    const int64_t tile_q = w3_ ? kAttnSm90TileQ3 : kAttnSm90TileQ;
+    const int64_t ctas = layout::ceil_div(d_.seqlen_q, tile_q) * d_.heads_q * d_.batch;
     p.quota = static_cast<int32_t>(layout::ceil_div(int64_t(p.n_units), ctas));
 
     void* params[] = {&p};
@@ -156,15 +159,17 @@ class AttnFwdSm90 final : public OpImpl {
     if (persist_) {  // one CTA per SM walks the items (at most one per item)
       g.x = static_cast<unsigned>(std::min<int64_t>(ctas, dev_.sm_count()));
     } else {
-      g.x = static_cast<unsigned>(layout::ceil_div(d_.seqlen_q, kAttnSm90TileQ));
+      g.x = static_cast<unsigned>(layout::ceil_div(d_.seqlen_q, tile_q));
       g.y = static_cast<unsigned>(d_.heads_q);
       g.z = static_cast<unsigned>(d_.batch);
     }
-    b.x = kAttnSm90Threads;
+    b.x = w3_ ? kAttnSm90Threads3 : kAttnSm90Threads;
     // A programmatic dependent launch: its blocks start (barrier setup, Q dequantized) while the
     // prepass finishes; the producer's griddepcontrol.wait orders its first workspace read.
     dev_.launch(fn_, g, b,
-                static_cast<size_t>(inline_ ? attn_sm90_smem_bytes_inl(d_.head_dim) : attn_sm90_smem_bytes(d_.head_dim)),
+                static_cast<size_t>(inline_ ? attn_sm90_smem_bytes_inl(d_.head_dim)
+                                    : w3_   ? attn_sm90_smem_bytes_w3(d_.head_dim)
+                                            : attn_sm90_smem_bytes(d_.head_dim)),
                 stream, params, kname_.c_str(),
                 /*programmatic=*/true);
   }
@@ -181,7 +186,7 @@ class AttnFwdSm90 final : public OpImpl {
   Device& dev_;
   CUfunction fn_ = nullptr, prep_ = nullptr;
   std::string kname_, prep_name_;
-  bool inline_ = false, persist_ = false;
+  bool inline_ = false, persist_ = false, w3_ = false;
   AttnFwdSm90Params base_{};
 };
 
@@ -194,8 +199,8 @@ void register_attention_fwd_kernels(Registry& r) {
   e.in_dtypes = {MXQ_DTYPE_E4M3};
   e.out_dtypes = {MXQ_DTYPE_BF16};
   e.variant = "K/V dequantized to bf16 in the workspace (D=128: by the kernel's producer warps, units claimed "
-              "through state words, one persistent CTA per SM; D=64: a prepass); 128 queries x 128-key tiles, "
-              "TMA producer + two math warpgroups, online softmax";
+              "through state words, one persistent CTA per SM; D=64: a prepass); 128 queries (D=64: 192) x 128-key "
+              "tiles, TMA producer + two math warpgroups (D=64: three), online softmax";
   e.priority = 0;
   e.supports = attn_fwd_supports;
   e.make = [](const AttentionDesc& d, Device& dev) -> std::unique_ptr<OpImpl> {
