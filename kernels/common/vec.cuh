@@ -41,6 +41,12 @@ __device__ __forceinline__ void cp_async16_full(void* smem_dst, const void* src)
   const uint32_t d = static_cast<uint32_t>(__cvta_generic_to_shared(smem_dst));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
 }
+// The same with the L2::256B prefetch hint, for a thread group that reads whole aligned 256-byte
+// segments: the L2 fetches the segment at the first chunk's miss.
+__device__ __forceinline__ void cp_async16_full_l2_256(void* smem_dst, const void* src) {
+  const uint32_t d = static_cast<uint32_t>(__cvta_generic_to_shared(smem_dst));
+  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 // Waits until at most N of this thread's most recent commit groups are still pending.
 template <int N>
