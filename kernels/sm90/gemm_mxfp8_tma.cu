@@ -34,8 +34,13 @@
 // Epilogue. K-grouped tiles with in-kernel B (wgrad with short groups: E128 has ~4 K stages per
 // 128 KiB fp32 tile) stage the tile in the bf16 slots, free once both warpgroups' last wgmmas are
 // done, and one thread per warpgroup stores it box by box with TMA (store_tile_tma); the math warps
-// wait only for the TMA unit to have read the slots, not for the writes. Every other plan, and K-grouped
-// plans that accumulate or whose D is not 16-byte aligned row by row, store the fragments directly
+// wait only for the TMA unit to have read the slots, not for the writes. K-grouped tiles with B
+// dequantized ahead (the `_kgrouped_bpre_tma` entry points, kBpStore: short groups, where each of the
+// M / 128 m-tiles would convert the same B stages again) cannot use the ring's slots, which the
+// producer is refilling with the next tile's stages: they stage in 8 boxes of their own after the A
+// boxes (4 per warpgroup: a bf16 block in one pass, fp32 in two), and a warpgroup waits only for the
+// TMA unit to have read its previous tile's boxes. Every other plan, and K-grouped plans that
+// accumulate or whose D is not 16-byte aligned row by row, store the fragments directly
 // (store_acc_tile).
 //
 // Layout of a thread's data. A: thread (warp w, lane l) of consumer c owns rows r0 = 64c + 16w +
@@ -202,9 +207,13 @@ __device__ __forceinline__ void store_tile_tma(const GemmSm90TmaParams& tp, cons
 // kBpStore (K-grouped kBPre only, the `_kgrouped_bpre_tma` entry points): the TMA-store epilogue
 // from its own staging (kGemmSm90TmaBpStoreBoxes boxes after the A boxes), which the next tile's
 // stages never touch, so only the warpgroup's own earlier stores are waited for (their reads).
-template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, bool kKGroupedKernel, bool kBPre = false, bool kBpStore = false>
+// kExactStages (kBpStore only): a tile runs its range's stage count, odd or even, where the other
+// instances round it up to an even count with an all-zero stage (~10% of the stages at wgrad E128).
+template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, bool kKGroupedKernel, bool kBPre = false, bool kBpStore = false,
+          bool kExactStages = false>
 __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
   static_assert(!kBpStore || (kKGroupedKernel && kBPre), "the staged TMA store is a K-grouped kBPre instance");
+  static_assert(!kExactStages || kBpStore, "odd stage counts: the kBpStore instances only");
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   const GemmSm90Params& p = tp.g;
   extern __shared__ uint8_t smem_raw[];
@@ -245,7 +254,8 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
       const TileInfo ti = decode_tile(p, ts, t, kBN);
       const int64_t len = ts.kgrouped ? ti.len : K;
       const int64_t a0 = ti.t0 & ~int64_t(15);  // TMA's innermost box coordinate must be 16-byte aligned
-      const int nk = static_cast<int>(layout::ceil_div(layout::ceil_div(len + (ti.t0 - a0), kBK), 2) * 2);
+      const int nk = kExactStages ? static_cast<int>(layout::ceil_div(len + (ti.t0 - a0), kBK))
+                                  : static_cast<int>(layout::ceil_div(layout::ceil_div(len + (ti.t0 - a0), kBK), 2) * 2);
       const int32_t arow = static_cast<int32_t>(ti.row_begin);
       const int32_t brow = static_cast<int32_t>(ts.kgrouped ? ti.n0 : static_cast<int64_t>(ti.group) * N + ti.n0);
       // kBPre, K-grouped: the group's first column in the dequantized B (bprep_table_body); the
@@ -297,7 +307,8 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
       const int64_t len = kKG ? ti.len : K;
       const int sh = kShift ? static_cast<int>(ti.t0 & 15) : 0;
       const int kc = static_cast<int>(layout::scale_cols(len));
-      const int nk = static_cast<int>(layout::ceil_div(layout::ceil_div(len + sh, kBK), 2) * 2);
+      const int nk = kExactStages ? static_cast<int>(layout::ceil_div(len + sh, kBK))
+                                  : static_cast<int>(layout::ceil_div(layout::ceil_div(len + sh, kBK), 2) * 2);
       // Byte b of a chunk that starts a 32-block boundary's chunk (even chunks when shifted) takes
       // the later block iff b >= sh: bit b of `selm`.
       const uint32_t selm = (0xFFFFu << sh) & 0xFFFFu;
@@ -463,7 +474,8 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
         };
         // Stage kt's wgmmas are done: its ring stage (A box read before them, slot read by them) is free.
         auto release = [&](int kt) { ptx::mbar_arrive(&empty[(it0 + static_cast<uint32_t>(kt)) % kStages]); };
-        for (int kt = 0; kt < nk; kt += 2) {
+        const int nk2 = kExactStages ? nk & ~1 : nk;
+        for (int kt = 0; kt < nk2; kt += 2) {
           convert(kt, xa);
           issue(kt, xa);
           ptx::wgmma_wait<1>();  // stage kt - 1 done (and its fragments, xb)
@@ -472,6 +484,12 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
           issue(kt + 1, xb);
           ptx::wgmma_wait<1>();
           release(kt);
+        }
+        if (kExactStages && (nk & 1)) {  // an odd count's last stage (released below)
+          convert(nk2, xa);
+          issue(nk2, xa);
+          ptx::wgmma_wait<1>();
+          if (nk2 > 0) release(nk2 - 1);
         }
         ptx::wgmma_wait<0>();
         if (nk > 0) release(nk - 1);
@@ -877,10 +895,10 @@ __device__ __forceinline__ void bprep_table_body(const GemmSm90Params& p, int32_
       NAME(const __grid_constant__ mxq::GemmSm90TmaParams p) {                                                      \
     mxq::sm90gemm::tmapath::gemm_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, KG, BP>(p);                \
   }
-#define MXQ_GEMM_SM90_TMA_BPSTORE_ENTRY(NAME, AK, BK, F32)                                                          \
+#define MXQ_GEMM_SM90_TMA_BPSTORE_ENTRY(NAME, AK, BK, F32, EX)                                                      \
   extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90TmaThreads, 1)                                         \
       NAME(const __grid_constant__ mxq::GemmSm90TmaParams p) {                                                      \
-    mxq::sm90gemm::tmapath::gemm_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, true, true, true>(p);      \
+    mxq::sm90gemm::tmapath::gemm_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, true, true, true, EX>(p);  \
   }
 #define MXQ_GEMM_SM90_TMA_ENTRIES(A, B, AK, BK)                                                   \
   MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16, AK, BK, false, false, false)       \
@@ -891,8 +909,10 @@ __device__ __forceinline__ void bprep_table_body(const GemmSm90Params& p, int32_
   MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_bpre, AK, BK, true, false, true)    \
   MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16_kgrouped_bpre, AK, BK, false, true, true) \
   MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_kgrouped_bpre, AK, BK, true, true, true)   \
-  MXQ_GEMM_SM90_TMA_BPSTORE_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16_kgrouped_bpre_tma, AK, BK, false) \
-  MXQ_GEMM_SM90_TMA_BPSTORE_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_kgrouped_bpre_tma, AK, BK, true)
+  MXQ_GEMM_SM90_TMA_BPSTORE_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16_kgrouped_bpre_tma, AK, BK, false, true) \
+  MXQ_GEMM_SM90_TMA_BPSTORE_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_kgrouped_bpre_tma, AK, BK, true, true) \
+  MXQ_GEMM_SM90_TMA_BPSTORE_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16_kgrouped_bpre_tmaeven, AK, BK, false, false) \
+  MXQ_GEMM_SM90_TMA_BPSTORE_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_kgrouped_bpre_tmaeven, AK, BK, true, false)
 // mxq_gemm_sm90_bprep_<B>: the B pre-kernel of the _bpre entry points.
 #define MXQ_GEMM_SM90_BPREP_ENTRY(B, BK)                                                   \
   extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90BPrepThreads)                 \

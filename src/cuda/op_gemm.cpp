@@ -84,13 +84,16 @@ bool use_bprep(const GemmDesc& d) {
   const int64_t rows_per_group = grouped_m(d) ? d.m / std::max<int64_t>(1, d.num_groups) : d.m;
   return rows_per_group >= kBPrepMinRowsPerGroup;
 }
-// K-grouped plans with short groups (fewer than kBPrepMinTokensPerGroup tokens on average, e.g. wgrad
-// E128: ~256) and M >= 512 dequantize B ahead too when D can be stored by TMA from the kernel's own
-// staging (the `_kgrouped_bpre_tma` entry points): with B converted in the kernel each of the M / 128
-// m-tiles converts the same B stages again, and with direct stores the epilogue of these few-stage
-// tiles outweighed the saving (docs/PERFORMANCE.md, "Tenth session"). D written whole (no accumulate),
-// rows of whole 16-byte units, and the staging must fit beside the group table.
+// K-grouped plans with M >= 512 and groups of fewer than kBpStoreMaxTokensPerGroup tokens on average
+// (wgrad E128: ~256, E32: 2048) dequantize B ahead and store D by TMA from the kernel's own staging
+// when they can (the `_kgrouped_bpre_tma` entry points): with B converted in the kernel each of the
+// M / 128 m-tiles converts the same B stages again, and with direct stores the epilogue of these
+// few-stage tiles outweighed the saving. Longer groups (E8: 8192) keep the direct stores of the
+// `_kgrouped_bpre` instance (the TMA store measured 1-3% slower there: docs/PERFORMANCE.md, "Tenth
+// session"). D written whole (no accumulate), rows of whole 16-byte units, and the staging must fit
+// beside the group table (G <= ~230 groups).
 // MXQ_GEMM_SM90_BPREP_TMA=0 / 1 overrides the rule (MXQ_GEMM_SM90_BPREP=0 turns it off as well).
+constexpr int64_t kBpStoreMaxTokensPerGroup = 4096;
 bool bp_store_possible(const GemmDesc& d, int64_t smem_optin) {
   const int64_t d_esz = d.d_dtype == MXQ_DTYPE_FP32 ? 4 : 2;
   return grouped_k(d) && !d.accumulate && d.m > 0 && d.n > 0 && d.num_groups > 0 && (d.n * d_esz) % 16 == 0 &&
@@ -101,7 +104,7 @@ bool use_bp_store(const GemmDesc& d, int64_t smem_optin) {
   if (!bp_store_possible(d, smem_optin)) return false;
   if (const char* env = std::getenv("MXQ_GEMM_SM90_BPREP"); env && std::string(env) == "0") return false;
   if (const char* env = std::getenv("MXQ_GEMM_SM90_BPREP_TMA"); env && *env) return std::string(env) != "0";
-  return d.m >= kBPrepMinRowsPerGroup && d.k / std::max<int64_t>(1, d.num_groups) < kBPrepMinTokensPerGroup;
+  return d.m >= kBPrepMinRowsPerGroup && d.k / std::max<int64_t>(1, d.num_groups) < kBpStoreMaxTokensPerGroup;
 }
 // Row length of the dequantized B (kernels/sm90/gemm_params.cuh).
 int64_t bprep_row(const GemmDesc& d) {
@@ -225,11 +228,13 @@ class GemmSm90 final : public OpImpl {
         fmt::format("mxq_gemm_sm90_{}{}_{}_{}{}{}", tag, fp8_tag(d.a_dtype), fp8_tag(d.b_dtype),
                     d.d_dtype == MXQ_DTYPE_FP32 ? "f32" : "bf16",
                     kind == Sm90Kernel::Bf16Tma && grouped_k(d) ? "_kgrouped" : "",
-                    bp_store_ ? "_bpre_tma" : bprep_ ? "_bpre" : "");
+                    bp_store_ ? (std::getenv("MXQ_WG11_EVEN") ? "_bpre_tmaeven" : "_bpre_tma")  // TEMP switch
+                    : bprep_  ? "_bpre"
+                              : "");
     fn_ = dev.kernel(kname.c_str());
     kname_ = kname;
     if (bp_store_) {  // where D is not 16-byte aligned at Execute: the same plan with direct stores
-      fn_direct_name_ = kname.substr(0, kname.size() - 4);  // "..._kgrouped_bpre"
+      fn_direct_name_ = kname.substr(0, kname.rfind("_tma"));  // "..._kgrouped_bpre"
       fn_direct_ = dev.kernel(fn_direct_name_.c_str());
     }
     if (bprep_) {
@@ -251,7 +256,6 @@ class GemmSm90 final : public OpImpl {
       // TMA kernel: walk a group's m-tiles fastest when its B slice (N rows; bf16 when dequantized
       // ahead) outweighs its A slice (M rows of FP8), so the smaller one stays in L2.
       base_.m_inner = kind == Sm90Kernel::Bf16Tma && d.n * (bprep_ ? 2 : 1) > d.m;
-      if (const char* env = std::getenv("MXQ_WG11_MINNER"); env && *env) base_.m_inner = std::atoi(env);  // TEMP
       max_m_tiles_ = layout::ceil_div(d.m, kGemmSm90TileM) * d.num_groups;
       smem_ = smem_bytes(d.num_groups);
     } else if (grouped_m(d)) {
@@ -290,9 +294,11 @@ class GemmSm90 final : public OpImpl {
   std::string reason() const override {
     switch (kind_) {
       case Sm90Kernel::Bf16Tma:
-        return bprep_ ? "sm_90a TMA-fed bf16 wgmma; B dequantized exactly to bf16 once into the workspace, A in the "
-                        "kernel (groups of >= 512 rows)"
-                      : "sm_90a TMA-fed bf16 wgmma on MXFP8 operands converted exactly to bf16 in the kernel";
+        return bp_store_ ? "sm_90a TMA-fed bf16 wgmma; B dequantized exactly to bf16 once into the workspace, A in "
+                           "the kernel, D stored by TMA (K-grouped, M >= 512, short groups)"
+               : bprep_  ? "sm_90a TMA-fed bf16 wgmma; B dequantized exactly to bf16 once into the workspace, A in the "
+                           "kernel (groups of >= 512 rows)"
+                         : "sm_90a TMA-fed bf16 wgmma on MXFP8 operands converted exactly to bf16 in the kernel";
       case Sm90Kernel::Bf16Path:
         return "sm_90a bf16 wgmma on MXFP8 operands converted exactly to bf16 in the kernel";
       default:
