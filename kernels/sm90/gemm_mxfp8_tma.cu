@@ -207,13 +207,9 @@ __device__ __forceinline__ void store_tile_tma(const GemmSm90TmaParams& tp, cons
 // kBpStore (K-grouped kBPre only, the `_kgrouped_bpre_tma` entry points): the TMA-store epilogue
 // from its own staging (kGemmSm90TmaBpStoreBoxes boxes after the A boxes), which the next tile's
 // stages never touch, so only the warpgroup's own earlier stores are waited for (their reads).
-// kExactStages (kBpStore only): a tile runs its range's stage count, odd or even, where the other
-// instances round it up to an even count with an all-zero stage (~10% of the stages at wgrad E128).
-template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, bool kKGroupedKernel, bool kBPre = false, bool kBpStore = false,
-          bool kExactStages = false>
+template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, bool kKGroupedKernel, bool kBPre = false, bool kBpStore = false>
 __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
   static_assert(!kBpStore || (kKGroupedKernel && kBPre), "the staged TMA store is a K-grouped kBPre instance");
-  static_assert(!kExactStages || kBpStore, "odd stage counts: the kBpStore instances only");
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   const GemmSm90Params& p = tp.g;
   extern __shared__ uint8_t smem_raw[];
@@ -254,8 +250,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
       const TileInfo ti = decode_tile(p, ts, t, kBN);
       const int64_t len = ts.kgrouped ? ti.len : K;
       const int64_t a0 = ti.t0 & ~int64_t(15);  // TMA's innermost box coordinate must be 16-byte aligned
-      const int nk = kExactStages ? static_cast<int>(layout::ceil_div(len + (ti.t0 - a0), kBK))
-                                  : static_cast<int>(layout::ceil_div(layout::ceil_div(len + (ti.t0 - a0), kBK), 2) * 2);
+      const int nk = static_cast<int>(layout::ceil_div(layout::ceil_div(len + (ti.t0 - a0), kBK), 2) * 2);
       const int32_t arow = static_cast<int32_t>(ti.row_begin);
       const int32_t brow = static_cast<int32_t>(ts.kgrouped ? ti.n0 : static_cast<int64_t>(ti.group) * N + ti.n0);
       // kBPre, K-grouped: the group's first column in the dequantized B (bprep_table_body); the
@@ -307,8 +302,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
       const int64_t len = kKG ? ti.len : K;
       const int sh = kShift ? static_cast<int>(ti.t0 & 15) : 0;
       const int kc = static_cast<int>(layout::scale_cols(len));
-      const int nk = kExactStages ? static_cast<int>(layout::ceil_div(len + sh, kBK))
-                                  : static_cast<int>(layout::ceil_div(layout::ceil_div(len + sh, kBK), 2) * 2);
+      const int nk = static_cast<int>(layout::ceil_div(layout::ceil_div(len + sh, kBK), 2) * 2);
       // Byte b of a chunk that starts a 32-block boundary's chunk (even chunks when shifted) takes
       // the later block iff b >= sh: bit b of `selm`.
       const uint32_t selm = (0xFFFFu << sh) & 0xFFFFu;
@@ -474,8 +468,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
         };
         // Stage kt's wgmmas are done: its ring stage (A box read before them, slot read by them) is free.
         auto release = [&](int kt) { ptx::mbar_arrive(&empty[(it0 + static_cast<uint32_t>(kt)) % kStages]); };
-        const int nk2 = kExactStages ? nk & ~1 : nk;
-        for (int kt = 0; kt < nk2; kt += 2) {
+        for (int kt = 0; kt < nk; kt += 2) {
           convert(kt, xa);
           issue(kt, xa);
           ptx::wgmma_wait<1>();  // stage kt - 1 done (and its fragments, xb)
@@ -484,12 +477,6 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
           issue(kt + 1, xb);
           ptx::wgmma_wait<1>();
           release(kt);
-        }
-        if (kExactStages && (nk & 1)) {  // an odd count's last stage (released below)
-          convert(nk2, xa);
-          issue(nk2, xa);
-          ptx::wgmma_wait<1>();
-          if (nk2 > 0) release(nk2 - 1);
         }
         ptx::wgmma_wait<0>();
         if (nk > 0) release(nk - 1);
@@ -895,10 +882,10 @@ __device__ __forceinline__ void bprep_table_body(const GemmSm90Params& p, int32_
       NAME(const __grid_constant__ mxq::GemmSm90TmaParams p) {                                                      \
     mxq::sm90gemm::tmapath::gemm_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, KG, BP>(p);                \
   }
-#define MXQ_GEMM_SM90_TMA_BPSTORE_ENTRY(NAME, AK, BK, F32, EX)                                                      \
+#define MXQ_GEMM_SM90_TMA_BPSTORE_ENTRY(NAME, AK, BK, F32)                                                          \
   extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90TmaThreads, 1)                                         \
       NAME(const __grid_constant__ mxq::GemmSm90TmaParams p) {                                                      \
-    mxq::sm90gemm::tmapath::gemm_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, true, true, true, EX>(p);  \
+    mxq::sm90gemm::tmapath::gemm_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, true, true, true>(p);      \
   }
 #define MXQ_GEMM_SM90_TMA_ENTRIES(A, B, AK, BK)                                                   \
   MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16, AK, BK, false, false, false)       \
@@ -909,10 +896,8 @@ __device__ __forceinline__ void bprep_table_body(const GemmSm90Params& p, int32_
   MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_bpre, AK, BK, true, false, true)    \
   MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16_kgrouped_bpre, AK, BK, false, true, true) \
   MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_kgrouped_bpre, AK, BK, true, true, true)   \
-  MXQ_GEMM_SM90_TMA_BPSTORE_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16_kgrouped_bpre_tma, AK, BK, false, true) \
-  MXQ_GEMM_SM90_TMA_BPSTORE_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_kgrouped_bpre_tma, AK, BK, true, true) \
-  MXQ_GEMM_SM90_TMA_BPSTORE_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16_kgrouped_bpre_tmaeven, AK, BK, false, false) \
-  MXQ_GEMM_SM90_TMA_BPSTORE_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_kgrouped_bpre_tmaeven, AK, BK, true, false)
+  MXQ_GEMM_SM90_TMA_BPSTORE_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16_kgrouped_bpre_tma, AK, BK, false) \
+  MXQ_GEMM_SM90_TMA_BPSTORE_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_kgrouped_bpre_tma, AK, BK, true)
 // mxq_gemm_sm90_bprep_<B>: the B pre-kernel of the _bpre entry points.
 #define MXQ_GEMM_SM90_BPREP_ENTRY(B, BK)                                                   \
   extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90BPrepThreads)                 \

@@ -91,7 +91,7 @@ bool use_bprep(const GemmDesc& d) {
 // few-stage tiles outweighed the saving. Longer groups (E8: 8192) keep the direct stores of the
 // `_kgrouped_bpre` instance (the TMA store measured 1-3% slower there: docs/PERFORMANCE.md, "Tenth
 // session"). D written whole (no accumulate), rows of whole 16-byte units, and the staging must fit
-// beside the group table (G <= ~230 groups).
+// beside the group table (G <= 239 with an H100's 227 KiB).
 // MXQ_GEMM_SM90_BPREP_TMA=0 / 1 overrides the rule (MXQ_GEMM_SM90_BPREP=0 turns it off as well).
 constexpr int64_t kBpStoreMaxTokensPerGroup = 4096;
 bool bp_store_possible(const GemmDesc& d, int64_t smem_optin) {
@@ -228,9 +228,7 @@ class GemmSm90 final : public OpImpl {
         fmt::format("mxq_gemm_sm90_{}{}_{}_{}{}{}", tag, fp8_tag(d.a_dtype), fp8_tag(d.b_dtype),
                     d.d_dtype == MXQ_DTYPE_FP32 ? "f32" : "bf16",
                     kind == Sm90Kernel::Bf16Tma && grouped_k(d) ? "_kgrouped" : "",
-                    bp_store_ ? (std::getenv("MXQ_WG11_EVEN") ? "_bpre_tmaeven" : "_bpre_tma")  // TEMP switch
-                    : bprep_  ? "_bpre"
-                              : "");
+                    bp_store_ ? "_bpre_tma" : bprep_ ? "_bpre" : "");
     fn_ = dev.kernel(kname.c_str());
     kname_ = kname;
     if (bp_store_) {  // where D is not 16-byte aligned at Execute: the same plan with direct stores

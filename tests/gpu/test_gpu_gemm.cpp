@@ -564,7 +564,8 @@ TEST_CASE("gpu gemm: K-grouped, edge group sizes, bf16, swizzled, int32 offsets"
 
 // M >= 512 and >= 1024 tokens per group on average: the TMA kernel dequantizes B ahead into its
 // workspace, each group's tokens at a 16-byte aligned column so the stages line up with A's
-// (unaligned starts, partial blocks, an empty group), and stores D directly.
+// (unaligned starts, partial blocks, an empty group); D stored by TMA (the `_kgrouped_bpre_tma`
+// instance, groups below 4096 tokens), then, accumulating, directly (the `_kgrouped_bpre` one).
 TEST_CASE("gpu gemm: K-grouped, tall, B dequantized ahead", "[gpu][gemm]") {
   Handles h;
   Case c;
