@@ -34,8 +34,13 @@
 // Epilogue. K-grouped tiles with in-kernel B (wgrad with short groups: E128 has ~4 K stages per
 // 128 KiB fp32 tile) stage the tile in the bf16 slots, free once both warpgroups' last wgmmas are
 // done, and one thread per warpgroup stores it box by box with TMA (store_tile_tma); the math warps
-// wait only for the TMA unit to have read the slots, not for the writes. Every other plan, and K-grouped
-// plans that accumulate or whose D is not 16-byte aligned row by row, store the fragments directly
+// wait only for the TMA unit to have read the slots, not for the writes. K-grouped tiles with B
+// dequantized ahead (the `_kgrouped_bpre_tma` entry points, kBpStore: short groups, where each of the
+// M / 128 m-tiles would convert the same B stages again) cannot use the ring's slots, which the
+// producer is refilling with the next tile's stages: they stage in 8 boxes of their own after the A
+// boxes (4 per warpgroup: a bf16 block in one pass, fp32 in two), and a warpgroup waits only for the
+// TMA unit to have read its previous tile's boxes. Every other plan, and K-grouped plans that
+// accumulate or whose D is not 16-byte aligned row by row, store the fragments directly
 // (store_acc_tile).
 //
 // Layout of a thread's data. A: thread (warp w, lane l) of consumer c owns rows r0 = 64c + 16w +
@@ -199,16 +204,22 @@ __device__ __forceinline__ void store_tile_tma(const GemmSm90TmaParams& tp, cons
 // whose registers the K-grouped masking and shifted-block paths would otherwise crowd.
 // kBPre: B arrives dequantized (bf16 workspace, see bprep_staged_body) by TMA straight into the
 // ring's bf16 slots; the consumers convert only A and release a stage once its wgmmas are done.
-template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, bool kKGroupedKernel, bool kBPre = false>
+// kBpStore (K-grouped kBPre only, the `_kgrouped_bpre_tma` entry points): the TMA-store epilogue
+// from its own staging (kGemmSm90TmaBpStoreBoxes boxes after the A boxes), which the next tile's
+// stages never touch, so only the warpgroup's own earlier stores are waited for (their reads).
+template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, bool kKGroupedKernel, bool kBPre = false, bool kBpStore = false>
 __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
+  static_assert(!kBpStore || (kKGroupedKernel && kBPre), "the staged TMA store is a K-grouped kBPre instance");
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   const GemmSm90Params& p = tp.g;
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = ptx::smem_align1024(smem_raw);
   // In-kernel B: [kSlots] bf16 slots, then the FP8 ring [stage] A box (8 KiB), B box (16 KiB).
   // kBPre: [kStages] bf16 slots (the ring's B), then [kStages] A boxes.
+  // kBpStore: then kGemmSm90TmaBpStoreBoxes staging boxes (half per math warpgroup).
   uint8_t* smem_fp8 = smem + (kBPre ? kStages : kSlots) * kSlotBytes;
-  uint64_t* full = reinterpret_cast<uint64_t*>(smem_fp8 + kStages * (kBPre ? kAStageBytes : kStageBytes));
+  uint8_t* smem_stage = smem_fp8 + kStages * (kBPre ? kAStageBytes : kStageBytes);
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem_stage + (kBpStore ? kGemmSm90TmaBpStoreBoxes * kGemmSm90TmaStoreBox : 0));
   uint64_t* empty = full + kStages;
   int* table = reinterpret_cast<int*>(empty + kStages);  // ends[G+1], prefix[G+1]
   __shared__ int warp_buf[kThreads / 32];
@@ -226,7 +237,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
   // wgrad E128 +41% with fp32 D, +62% with bf16 D. Compiled into the _bpre instances, which have no
   // free slots and would need their own staging, it cost fprop E8 4% with the epilogue not even
   // taken, and wgrad E8 4%: PERFORMANCE.md, "Ninth session".)
-  constexpr bool kTmaStore = kKGroupedKernel && !kBPre;
+  constexpr bool kTmaStore = kKGroupedKernel && (!kBPre || kBpStore);
 
   if (wg == 0) {
     // ---- producer: one thread issues the TMA loads ---------------------------------------------------
@@ -626,7 +637,16 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
     else run(std::true_type{}, std::true_type{});
 
     // ---- epilogue: alpha, optional accumulate, round once ------------------------------------------------
-    if (kTmaStore && tp.store_tma) {
+    if constexpr (kBpStore) {  // (the launcher runs the `_kgrouped_bpre` instance where D is not 16-byte aligned)
+      // Own staging, per warpgroup: once the TMA unit has read its previous tile's boxes (issued a
+      // whole tile ago), the block goes out box by box.
+      if (wg_active) {
+        constexpr int kNb = kGemmSm90TmaBpStoreBoxes / 2;
+        if ((ctid & 127) == 0) ptx::bulk_wait_group_read<0>();
+        ptx::named_barrier_sync(kWgBarrier0 + cw, 128);
+        store_tile_tma<kOutF32, kNb>(tp, ti, smem_stage + cw * kNb * kGemmSm90TmaStoreBox, cw, warp_in_wg, lane, acc);
+      }
+    } else if (kTmaStore && !kBpStore && tp.store_tma) {
       // Staged in the bf16 slots (each warpgroup in its half, 6 boxes), once both warpgroups' wgmmas
       // are done with them; free again for the next tile's B once the TMA unit has read them.
       constexpr int kNb = kSlots * kSlotBytes / 2 / kGemmSm90TmaStoreBox;
@@ -638,7 +658,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
       store_acc_tile<kOutF32>(p, ti, ts.kgrouped, r0, c0, acc);
     }
   }
-  if (kTmaStore && tp.store_tma && (ctid & 127) == 0) ptx::bulk_wait_group<0>();  // before the CTA exits
+  if (kTmaStore && (kBpStore || tp.store_tma) && (ctid & 127) == 0) ptx::bulk_wait_group<0>();  // before the CTA exits
 #else
   // Generic PTX build (compute_90 without 'a'): no wgmma, setmaxnreg or TMA; the launcher never
   // selects this kernel on such a device, and a stray launch fails loudly.
@@ -776,12 +796,16 @@ template <Fp8Kind BK, bool kKGrouped>
 __device__ __forceinline__ void bprep_staged_body(const GemmSm90BPrepParams& p) {
   constexpr int kT = kGemmSm90BPrepThreads;
   __shared__ uint4 staged[kT * 8];
+  // K-grouped: items at or past the last group's columns (cols[G]; the row bound leaves room for any
+  // split, ~27% of it at wgrad E128) are read by no tile: not stored.
+  __shared__ uint8_t unused[kKGrouped ? kT : 1];
   const int t = threadIdx.x;
   int64_t row;
   int c0;
   bool valid;
   if constexpr (kKGrouped) {
     valid = bprep_item(p, row, c0);
+    if (valid) unused[t] = c0 >= __ldg(p.table + 3 * p.groups + 2);  // cols[G]
   } else {  // 32-bit division where it fits (2^32 items would be a 512 GiB workspace)
     const int64_t i = static_cast<int64_t>(blockIdx.x) * kT + t;
     valid = i < p.items;
@@ -813,7 +837,7 @@ __device__ __forceinline__ void bprep_staged_body(const GemmSm90BPrepParams& p) 
 #pragma unroll
   for (int r = 0; r < 8; ++r) {
     const int idx = r * kT + t, item = idx >> 3, unit = idx & 7;
-    if (item < n) dst[idx] = staged[item * 8 + (unit ^ (item & 7))];
+    if (item < n && !(kKGrouped && unused[item])) dst[idx] = staged[item * 8 + (unit ^ (item & 7))];
   }
 }
 
@@ -858,6 +882,11 @@ __device__ __forceinline__ void bprep_table_body(const GemmSm90Params& p, int32_
       NAME(const __grid_constant__ mxq::GemmSm90TmaParams p) {                                                      \
     mxq::sm90gemm::tmapath::gemm_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, KG, BP>(p);                \
   }
+#define MXQ_GEMM_SM90_TMA_BPSTORE_ENTRY(NAME, AK, BK, F32)                                                          \
+  extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90TmaThreads, 1)                                         \
+      NAME(const __grid_constant__ mxq::GemmSm90TmaParams p) {                                                      \
+    mxq::sm90gemm::tmapath::gemm_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, true, true, true>(p);      \
+  }
 #define MXQ_GEMM_SM90_TMA_ENTRIES(A, B, AK, BK)                                                   \
   MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16, AK, BK, false, false, false)       \
   MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32, AK, BK, true, false, false)         \
@@ -866,7 +895,9 @@ __device__ __forceinline__ void bprep_table_body(const GemmSm90Params& p, int32_
   MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16_bpre, AK, BK, false, false, true)    \
   MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_bpre, AK, BK, true, false, true)    \
   MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16_kgrouped_bpre, AK, BK, false, true, true) \
-  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_kgrouped_bpre, AK, BK, true, true, true)
+  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_kgrouped_bpre, AK, BK, true, true, true)   \
+  MXQ_GEMM_SM90_TMA_BPSTORE_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16_kgrouped_bpre_tma, AK, BK, false) \
+  MXQ_GEMM_SM90_TMA_BPSTORE_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_kgrouped_bpre_tma, AK, BK, true)
 // mxq_gemm_sm90_bprep_<B>: the B pre-kernel of the _bpre entry points.
 #define MXQ_GEMM_SM90_BPREP_ENTRY(B, BK)                                                   \
   extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90BPrepThreads)                 \

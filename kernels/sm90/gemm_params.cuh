@@ -182,5 +182,12 @@ struct alignas(64) GemmSm90TmaParams {
 // The TMA-store epilogue's staging box: 64 rows x 128 bytes (fp32: 32 columns, bf16: 64), 128-byte
 // swizzled. Each math warpgroup stages its 64 x 256 block in half of the bf16 slots (6 boxes).
 constexpr int kGemmSm90TmaStoreBox = 8192;
+// K-grouped with B dequantized ahead and TMA stores (the `_kgrouped_bpre_tma` entry points): the
+// ring's slots are being refilled with the next tile's stages, so the epilogue has its own staging
+// after the A boxes, 4 boxes per math warpgroup (a bf16 block in one pass, fp32 in two).
+constexpr int kGemmSm90TmaBpStoreBoxes = 8;
+constexpr int64_t gemm_sm90_tma_bp_store_smem_bytes(int64_t groups_in_table) {
+  return gemm_sm90_tma_bp_smem_bytes(groups_in_table) + int64_t(kGemmSm90TmaBpStoreBoxes) * kGemmSm90TmaStoreBox;
+}
 
 }  // namespace mxq

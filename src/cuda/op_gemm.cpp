@@ -84,6 +84,28 @@ bool use_bprep(const GemmDesc& d) {
   const int64_t rows_per_group = grouped_m(d) ? d.m / std::max<int64_t>(1, d.num_groups) : d.m;
   return rows_per_group >= kBPrepMinRowsPerGroup;
 }
+// K-grouped plans with M >= 512 and groups of fewer than kBpStoreMaxTokensPerGroup tokens on average
+// (wgrad E128: ~256, E32: 2048) dequantize B ahead and store D by TMA from the kernel's own staging
+// when they can (the `_kgrouped_bpre_tma` entry points): with B converted in the kernel each of the
+// M / 128 m-tiles converts the same B stages again, and with direct stores the epilogue of these
+// few-stage tiles outweighed the saving. Longer groups (E8: 8192) keep the direct stores of the
+// `_kgrouped_bpre` instance (the TMA store measured 1-3% slower there: docs/PERFORMANCE.md, "Tenth
+// session"). D written whole (no accumulate), rows of whole 16-byte units, and the staging must fit
+// beside the group table (G <= 239 with an H100's 227 KiB).
+// MXQ_GEMM_SM90_BPREP_TMA=0 / 1 overrides the rule (MXQ_GEMM_SM90_BPREP=0 turns it off as well).
+constexpr int64_t kBpStoreMaxTokensPerGroup = 4096;
+bool bp_store_possible(const GemmDesc& d, int64_t smem_optin) {
+  const int64_t d_esz = d.d_dtype == MXQ_DTYPE_FP32 ? 4 : 2;
+  return grouped_k(d) && !d.accumulate && d.m > 0 && d.n > 0 && d.num_groups > 0 && (d.n * d_esz) % 16 == 0 &&
+         gemm_sm90_tma_bp_store_smem_bytes(d.num_groups) + 64 <= smem_optin &&
+         static_cast<int64_t>(bprep_bytes(d)) <= d.workspace_limit;
+}
+bool use_bp_store(const GemmDesc& d, int64_t smem_optin) {
+  if (!bp_store_possible(d, smem_optin)) return false;
+  if (const char* env = std::getenv("MXQ_GEMM_SM90_BPREP"); env && std::string(env) == "0") return false;
+  if (const char* env = std::getenv("MXQ_GEMM_SM90_BPREP_TMA"); env && *env) return std::string(env) != "0";
+  return d.m >= kBPrepMinRowsPerGroup && d.k / std::max<int64_t>(1, d.num_groups) < kBpStoreMaxTokensPerGroup;
+}
 // Row length of the dequantized B (kernels/sm90/gemm_params.cuh).
 int64_t bprep_row(const GemmDesc& d) {
   return grouped_k(d) ? gemm_sm90_bprep_row_kgrouped(d.k, d.num_groups) : gemm_sm90_bprep_row(d.k);
@@ -107,8 +129,9 @@ std::string sm90_tma_supports(const GemmDesc& d, const DeviceInfo& dev) {
   if (a_rows >= (int64_t(1) << 31) || b_rows >= (int64_t(1) << 31) || d.k >= (int64_t(1) << 31))
     return fmt::format("A rows {} / B rows {} / K {} exceed TMA's 32-bit coordinates", a_rows, b_rows, d.k);
   const int64_t groups_in_table = grouped(d) ? d.num_groups : 0;
-  const int64_t smem = (use_bprep(d) ? gemm_sm90_tma_bp_smem_bytes(groups_in_table)
-                                     : gemm_sm90_tma_smem_bytes(groups_in_table)) +
+  const int64_t smem = (use_bp_store(d, dev.smem_optin) ? gemm_sm90_tma_bp_store_smem_bytes(groups_in_table)
+                       : use_bprep(d)                    ? gemm_sm90_tma_bp_smem_bytes(groups_in_table)
+                                                         : gemm_sm90_tma_smem_bytes(groups_in_table)) +
                        64;  // + static (scan buffer)
   if (smem > dev.smem_optin)
     return fmt::format("needs {} bytes of shared memory per block, the device allows {}", smem, dev.smem_optin);
@@ -199,14 +222,19 @@ class GemmSm90 final : public OpImpl {
   // kernels/sm90/gemm_mxfp8.cu (FP8 wgmma, per-32-block promotion on the CUDA cores).
   GemmSm90(const GemmDesc& d, Device& dev, Sm90Kernel kind) : d_(d), dev_(dev), kind_(kind) {
     const char* tag = kind == Sm90Kernel::Bf16Tma ? "tma_" : kind == Sm90Kernel::Bf16Path ? "bf16path_" : "";
-    bprep_ = kind == Sm90Kernel::Bf16Tma && use_bprep(d);
+    bp_store_ = kind == Sm90Kernel::Bf16Tma && use_bp_store(d, dev.info().smem_optin);
+    bprep_ = kind == Sm90Kernel::Bf16Tma && (bp_store_ || use_bprep(d));
     const std::string kname =
         fmt::format("mxq_gemm_sm90_{}{}_{}_{}{}{}", tag, fp8_tag(d.a_dtype), fp8_tag(d.b_dtype),
                     d.d_dtype == MXQ_DTYPE_FP32 ? "f32" : "bf16",
                     kind == Sm90Kernel::Bf16Tma && grouped_k(d) ? "_kgrouped" : "",
-                    bprep_ ? "_bpre" : "");
+                    bp_store_ ? "_bpre_tma" : bprep_ ? "_bpre" : "");
     fn_ = dev.kernel(kname.c_str());
     kname_ = kname;
+    if (bp_store_) {  // where D is not 16-byte aligned at Execute: the same plan with direct stores
+      fn_direct_name_ = kname.substr(0, kname.rfind("_tma"));  // "..._kgrouped_bpre"
+      fn_direct_ = dev.kernel(fn_direct_name_.c_str());
+    }
     if (bprep_) {
       const std::string pname =
           fmt::format("mxq_gemm_sm90_bprep_{}{}", fp8_tag(d.b_dtype), grouped_k(d) ? "_kgrouped" : "");
@@ -240,11 +268,12 @@ class GemmSm90 final : public OpImpl {
       max_m_tiles_ = layout::ceil_div(d.m, kGemmSm90TileM) * d.batch;
       smem_ = smem_bytes(0);
     }
-    // TMA-store epilogue (the K-grouped entry points with B converted in the kernel): D written
-    // whole, not accumulated, its rows whole 16-byte units (the tensor map's strides).
+    // TMA-store epilogue (the K-grouped entry points with B converted in the kernel, and the
+    // `_kgrouped_bpre_tma` ones): D written whole, not accumulated, its rows whole 16-byte units (the
+    // tensor map's strides).
     const int64_t d_esz = d.d_dtype == MXQ_DTYPE_FP32 ? 4 : 2;
-    store_tma_ = kind == Sm90Kernel::Bf16Tma && grouped_k(d) && !bprep_ && !d.accumulate && d.m > 0 && d.n > 0 &&
-                 d.num_groups > 0 && (d.n * d_esz) % 16 == 0;
+    store_tma_ = kind == Sm90Kernel::Bf16Tma && grouped_k(d) && (!bprep_ || bp_store_) && !d.accumulate && d.m > 0 &&
+                 d.n > 0 && d.num_groups > 0 && (d.n * d_esz) % 16 == 0;
     if (bprep_) {
       prep_.n = d.n;
       prep_.k = d.k;
@@ -263,9 +292,11 @@ class GemmSm90 final : public OpImpl {
   std::string reason() const override {
     switch (kind_) {
       case Sm90Kernel::Bf16Tma:
-        return bprep_ ? "sm_90a TMA-fed bf16 wgmma; B dequantized exactly to bf16 once into the workspace, A in the "
-                        "kernel (groups of >= 512 rows)"
-                      : "sm_90a TMA-fed bf16 wgmma on MXFP8 operands converted exactly to bf16 in the kernel";
+        return bp_store_ ? "sm_90a TMA-fed bf16 wgmma; B dequantized exactly to bf16 once into the workspace, A in "
+                           "the kernel, D stored by TMA (K-grouped, M >= 512, short groups)"
+               : bprep_  ? "sm_90a TMA-fed bf16 wgmma; B dequantized exactly to bf16 once into the workspace, A in the "
+                           "kernel (groups of >= 512 rows)"
+                         : "sm_90a TMA-fed bf16 wgmma on MXFP8 operands converted exactly to bf16 in the kernel";
       case Sm90Kernel::Bf16Path:
         return "sm_90a bf16 wgmma on MXFP8 operands converted exactly to bf16 in the kernel";
       default:
@@ -359,6 +390,10 @@ class GemmSm90 final : public OpImpl {
                       "grouped GEMM D");
       }
       void* params[] = {&tp};
+      if (bp_store_ && !tp.store_tma) {
+        dev_.launch(fn_direct_, g, b, static_cast<size_t>(smem_), stream, params, fn_direct_name_.c_str());
+        return;
+      }
       dev_.launch(fn_, g, b, static_cast<size_t>(smem_), stream, params, kname_.c_str());
       return;
     }
@@ -370,7 +405,9 @@ class GemmSm90 final : public OpImpl {
   int64_t smem_bytes(int64_t groups) const {
     switch (kind_) {
       case Sm90Kernel::Bf16Tma:
-        return bprep_ ? gemm_sm90_tma_bp_smem_bytes(groups) : gemm_sm90_tma_smem_bytes(groups);
+        return bp_store_ ? gemm_sm90_tma_bp_store_smem_bytes(groups)
+               : bprep_  ? gemm_sm90_tma_bp_smem_bytes(groups)
+                         : gemm_sm90_tma_smem_bytes(groups);
       case Sm90Kernel::Bf16Path:
         return gemm_sm90_bf16_smem_bytes(groups);
       default:
@@ -398,8 +435,11 @@ class GemmSm90 final : public OpImpl {
   Sm90Kernel kind_;
   CUfunction fn_ = nullptr;
   CUfunction fn_prep_ = nullptr;
+  CUfunction fn_direct_ = nullptr;  // bp_store_: the `_kgrouped_bpre` instance, for a D not 16-byte aligned
+  std::string fn_direct_name_;
   CUfunction fn_table_ = nullptr;
   bool bprep_ = false;
+  bool bp_store_ = false;  // K-grouped, B dequantized ahead, D stored by TMA from the kernel's own staging
   bool store_tma_ = false;  // the TMA-store epilogue, when D is 16-byte aligned at Execute
   GemmSm90BPrepParams prep_{};
   std::string kname_;

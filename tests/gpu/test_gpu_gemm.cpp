@@ -562,13 +562,15 @@ TEST_CASE("gpu gemm: K-grouped, edge group sizes, bf16, swizzled, int32 offsets"
   run_case(c, h.gpu, h.cpu);
 }
 
-// M >= 512: the TMA kernel dequantizes B ahead into its workspace, each group's tokens at a 16-byte
-// aligned column so the stages line up with A's (unaligned starts, partial blocks, an empty group).
+// M >= 512 and >= 1024 tokens per group on average: the TMA kernel dequantizes B ahead into its
+// workspace, each group's tokens at a 16-byte aligned column so the stages line up with A's
+// (unaligned starts, partial blocks, an empty group); D stored by TMA (the `_kgrouped_bpre_tma`
+// instance, groups below 4096 tokens), then, accumulating, directly (the `_kgrouped_bpre` one).
 TEST_CASE("gpu gemm: K-grouped, tall, B dequantized ahead", "[gpu][gemm]") {
   Handles h;
   Case c;
   c.grouping = MXQ_GEMM_GROUPING_K;
-  c.group_sizes = {37, 500, 0, 1, 333, 129};
+  c.group_sizes = {1037, 2500, 0, 1, 1333, 1329};
   c.k = tokens_with_tail(c);
   c.m = 640;
   c.n = 300;
@@ -584,7 +586,8 @@ TEST_CASE("gpu gemm: K-grouped, tall, B dequantized ahead", "[gpu][gemm]") {
 
 // D rows of whole 16-byte units without accumulation: the TMA kernel's K-grouped tiles with B
 // converted in the kernel are staged in shared memory and stored by TMA (partial m- and n-tiles
-// clipped by the tensor map); with B dequantized ahead (M >= 512) they are stored directly.
+// clipped by the tensor map); so are those with B dequantized ahead (M >= 512, short groups: the
+// `_kgrouped_bpre_tma` instance, from its own staging).
 TEST_CASE("gpu gemm: K-grouped, D stored by TMA, partial tiles", "[gpu][gemm]") {
   Handles h;
   Case c = kgrouped_edge_case(200, 300);  // fp32 rows of 1200 bytes
@@ -597,12 +600,57 @@ TEST_CASE("gpu gemm: K-grouped, D stored by TMA, partial tiles", "[gpu][gemm]") 
   c.alpha = 1.0f;
   c.repeat = true;
   run_case(c, h.gpu, h.cpu);
-  c.m = 640;  // B dequantized ahead: direct stores
+  c.m = 640;  // B dequantized ahead, stored by TMA from the kernel's own staging
   c.n = 328;
   c.group_sizes = {37, 500, 0, 1, 333, 129};
   c.k = tokens_with_tail(c);
   c.d = MXQ_DTYPE_FP32;
   run_case(c, h.gpu, h.cpu);
+}
+
+// Short groups (< 1024 tokens on average) with M >= 512 and D written whole: B dequantized ahead and
+// D stored by TMA from the kernel's own staging (the `_kgrouped_bpre_tma` instance; fp32 tiles go out
+// in two passes over the staging, bf16 in one), over the edge group sizes with partial m- and n-tiles,
+// several tiles per CTA (staging reused across tiles), E5M2 B, LINEAR scales, int64 offsets; an
+// accumulating plan of the same shape converts B in the kernel (no workspace) with direct stores.
+TEST_CASE("gpu gemm: K-grouped, short groups, B dequantized ahead, D stored by TMA", "[gpu][gemm]") {
+  Handles h;
+  auto ws_of = [&](const Case& cc) {
+    mxqGroupedGemmPlan_t p = make_plan(h.gpu, cc);
+    size_t ws = 0;
+    REQUIRE(mxqGroupedGemmPlanGetWorkspaceSize(p, &ws) == MXQ_STATUS_SUCCESS);
+    mxqGroupedGemmPlanDestroy(p);
+    return ws;
+  };
+  const char* tma = std::getenv("MXQ_GEMM_SM90_TMA");
+  const char* bprep = std::getenv("MXQ_GEMM_SM90_BPREP");
+  const char* bptma = std::getenv("MXQ_GEMM_SM90_BPREP_TMA");
+  const bool rule = !(tma && std::string(tma) == "0") && !(bprep && std::string(bprep) == "0") &&
+                    !(bptma && std::string(bptma) == "0");
+  Case c = kgrouped_edge_case(700, 300);  // 5 full m-tiles and one of 60 rows; fp32 rows of 1200 bytes
+  c.d = MXQ_DTYPE_FP32;
+  c.alpha = -0.5f;
+  if (rule) CHECK(ws_of(c) > 0);
+  run_case(c, h.gpu, h.cpu);
+  c.m = 520;  // 4 full m-tiles and one of 8 rows
+  c.n = 264;
+  c.d = MXQ_DTYPE_BF16;
+  c.alpha = 1.0f;
+  c.repeat = true;
+  if (rule) CHECK(ws_of(c) > 0);
+  run_case(c, h.gpu, h.cpu);
+  c.repeat = false;
+  c.m = 1100;
+  c.n = 520;  // 3 n-tiles, the last one of 8 columns
+  c.b = MXQ_DTYPE_E5M2;
+  c.d = MXQ_DTYPE_FP32;
+  c.layout = MXQ_SCALE_LAYOUT_LINEAR;
+  c.offsets = MXQ_DTYPE_INT64;
+  run_one(c, h.gpu, h.cpu);
+  c.accumulate = true;
+  c.alpha = 0.75f;
+  if (!(bprep && std::string(bprep) == "1")) CHECK(ws_of(c) == 0);  // accumulating: B converted in the kernel
+  run_one(c, h.gpu, h.cpu);
 }
 
 TEST_CASE("gpu gemm: K-grouped, fp32, LINEAR, int64 offsets, accumulate, alpha", "[gpu][gemm]") {
