@@ -39,9 +39,11 @@
 //
 // One body (decode_body), two forms of its stage loop: for T = 8, 16 it is compiled once per count of
 // 8-token n-tiles a tile fills, so skipped n-tiles cost no branches and the token items' divisions
-// are by constants; for T = 32 (kOneLoop) one loop serves every count. With
-// T = 32 the per-count form was as fast on even groups but slower on uneven ones (tiles of 17-24
-// tokens: a third loop copy), so each T keeps the form measured faster.
+// are by constants; for T = 32 (kOneLoop) a chunk of up to 16 tokens runs a copy compiled for two
+// n-tiles (a chunk of 1-8 tokens multiplies one n-tile of zeros), larger chunks one loop for every
+// count. With T = 32 the per-count form for every count was as fast on even groups but slower on
+// uneven ones (tiles of 17-24 tokens: a third loop copy), and so was a separate copy for one n-tile
+// (docs/PERFORMANCE.md, tenth session), so each T keeps the forms measured faster.
 //
 // Masking. B rows past N and blocks past ceil(K/32) take scale code kNoScale (multiplier 0); TMA
 // fills K past the tensor with zeros. Tokens past the chunk's group are written to the token buffer
@@ -533,7 +535,8 @@ __device__ __forceinline__ Frame<T, kCtas> frame_setup(const GemmSm90DecodeParam
 // kCtas: CTAs per SM the kernel is built for (launch bounds; the ring is 8 / kCtas stages deep).
 // kOneLoop = false (T = 8, 16): the stage loop is compiled once per count of 8-token n-tiles a tile
 // fills (1, 2; more, as T = 32 would have, at run time), so the skipped n-tiles cost no branches.
-// kOneLoop = true (T = 32): one stage loop for every n-tile count (see the header).
+// kOneLoop = true (T = 32): a copy for two n-tiles (chunks of up to 16 tokens) and one stage loop for
+// every n-tile count (see the header).
 template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, int T, int kCtas, bool kOneLoop>
 __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
   constexpr int NT = T / 8;
@@ -651,7 +654,8 @@ __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
         stage_mma<BK, NT>(st, sc, reinterpret_cast<const uint4*>(tb), r0, tig, lane, row_ok, kt, kc, na, acc2);
       }
     };
-    if (kOneLoop) stages(std::integral_constant<int, 0>{});
+    if (kOneLoop && nta <= 2) stages(std::integral_constant<int, 2>{});  // T = 32, chunks of up to 16 tokens
+    else if (kOneLoop) stages(std::integral_constant<int, 0>{});
     else if (nta <= 1) stages(std::integral_constant<int, 1>{});
     else if (nta == 2) stages(std::integral_constant<int, (NT >= 2 ? 2 : 1)>{});
     else stages(std::integral_constant<int, 0>{});
