@@ -395,6 +395,23 @@ struct Handles {
   Handle cpu{MXQ_BACKEND_CPU};
 };
 
+// The workspace a plan for c asks for.
+size_t plan_workspace(mxqHandle_t gpu, const Case& c) {
+  mxqGroupedGemmPlan_t p = make_plan(gpu, c);
+  size_t ws = 0;
+  REQUIRE(mxqGroupedGemmPlanGetWorkspaceSize(p, &ws) == MXQ_STATUS_SUCCESS);
+  mxqGroupedGemmPlanDestroy(p);
+  return ws;
+}
+
+// Whether the environment switch `name` is set to `value` (the device check forces paths on and
+// off this way); env_off: to "0".
+bool env_is(const char* name, const char* value) {
+  const char* e = std::getenv(name);
+  return e && std::string(e) == value;
+}
+bool env_off(const char* name) { return env_is(name, "0"); }
+
 }  // namespace
 
 TEST_CASE("gpu gemm: M-grouped, edge group sizes, bf16, swizzled, int32 offsets", "[gpu][gemm]") {
@@ -463,16 +480,8 @@ TEST_CASE("gpu gemm: M-grouped, tall groups, B dequantized ahead", "[gpu][gemm]"
   run_case(c, h.gpu, h.cpu);
   // The dequantized B lives in the workspace; a workspace limit below it selects the in-kernel
   // conversion (no workspace), with the same results.
-  auto ws_of = [&](const Case& cc) {
-    mxqGroupedGemmPlan_t p = make_plan(h.gpu, cc);
-    size_t ws = 0;
-    REQUIRE(mxqGroupedGemmPlanGetWorkspaceSize(p, &ws) == MXQ_STATUS_SUCCESS);
-    mxqGroupedGemmPlanDestroy(p);
-    return ws;
-  };
-  const char* tma = std::getenv("MXQ_GEMM_SM90_TMA");
-  const char* bprep = std::getenv("MXQ_GEMM_SM90_BPREP");
-  if (!(tma && std::string(tma) == "0") && !(bprep && std::string(bprep) == "0"))
+  auto ws_of = [&](const Case& cc) { return plan_workspace(h.gpu, cc); };
+  if (!env_off("MXQ_GEMM_SM90_TMA") && !env_off("MXQ_GEMM_SM90_BPREP"))
     CHECK(ws_of(c) >= static_cast<size_t>(c.group_sizes.size() * c.n * c.k * 2));
   Case limited = c;
   limited.ws_limit = 1 << 20;
@@ -615,18 +624,9 @@ TEST_CASE("gpu gemm: K-grouped, D stored by TMA, partial tiles", "[gpu][gemm]") 
 // accumulating plan of the same shape converts B in the kernel (no workspace) with direct stores.
 TEST_CASE("gpu gemm: K-grouped, short groups, B dequantized ahead, D stored by TMA", "[gpu][gemm]") {
   Handles h;
-  auto ws_of = [&](const Case& cc) {
-    mxqGroupedGemmPlan_t p = make_plan(h.gpu, cc);
-    size_t ws = 0;
-    REQUIRE(mxqGroupedGemmPlanGetWorkspaceSize(p, &ws) == MXQ_STATUS_SUCCESS);
-    mxqGroupedGemmPlanDestroy(p);
-    return ws;
-  };
-  const char* tma = std::getenv("MXQ_GEMM_SM90_TMA");
-  const char* bprep = std::getenv("MXQ_GEMM_SM90_BPREP");
-  const char* bptma = std::getenv("MXQ_GEMM_SM90_BPREP_TMA");
-  const bool rule = !(tma && std::string(tma) == "0") && !(bprep && std::string(bprep) == "0") &&
-                    !(bptma && std::string(bptma) == "0");
+  auto ws_of = [&](const Case& cc) { return plan_workspace(h.gpu, cc); };
+  const bool rule =
+      !env_off("MXQ_GEMM_SM90_TMA") && !env_off("MXQ_GEMM_SM90_BPREP") && !env_off("MXQ_GEMM_SM90_BPREP_TMA");
   Case c = kgrouped_edge_case(700, 300);  // 5 full m-tiles and one of 60 rows; fp32 rows of 1200 bytes
   c.d = MXQ_DTYPE_FP32;
   c.alpha = -0.5f;
@@ -649,7 +649,7 @@ TEST_CASE("gpu gemm: K-grouped, short groups, B dequantized ahead, D stored by T
   run_one(c, h.gpu, h.cpu);
   c.accumulate = true;
   c.alpha = 0.75f;
-  if (!(bprep && std::string(bprep) == "1")) CHECK(ws_of(c) == 0);  // accumulating: B converted in the kernel
+  if (!env_is("MXQ_GEMM_SM90_BPREP", "1")) CHECK(ws_of(c) == 0);  // accumulating: B converted in the kernel
   run_one(c, h.gpu, h.cpu);
 }
 
@@ -769,10 +769,7 @@ std::string entry_of(const std::string& line) {
   return line.substr(a + 8, line.find('\'', a + 8) - (a + 8));
 }
 
-bool decode_env(const char* value) {
-  const char* e = std::getenv("MXQ_GEMM_SM90_DECODE");
-  return e && std::string(e) == value;
-}
+bool decode_env(const char* value) { return env_is("MXQ_GEMM_SM90_DECODE", value); }
 
 // Runs c (both kernels, as run_case), after checking that the default plan takes the decode kernel
 // exactly when its rule says so (M <= 32 G), unless MXQ_GEMM_SM90_DECODE overrides the rule.
