@@ -56,11 +56,12 @@ constexpr int kAttnSm90TileKV = 128;
 constexpr int kAttnSm90Threads3 = 512;
 constexpr int kAttnSm90TileQ3 = 192;
 
-// Dynamic shared memory for head dim D: 1 KiB alignment slack, Q, two K and two V tiles (each
-// 128 x D bf16) and the pipeline's 8 mbarriers.
-constexpr int64_t attn_sm90_smem_bytes(int64_t d) { return 1024 + 5 * 128 * d * 2 + 8 * 8; }
-// The three-warpgroup kernel (D = 64): a 192-row Q tile, two K and two V tiles, 8 mbarriers.
-constexpr int64_t attn_sm90_smem_bytes_w3(int64_t d) { return 1024 + (192 + 4 * 128) * d * 2 + 8 * 8; }
+// Dynamic shared memory for head dim D: 1 KiB alignment slack, the Q tile (rows_q x D bf16: 128, or
+// kAttnSm90TileQ3 for the three-warpgroup kernel), two K and two V tiles (each 128 x D bf16) and the
+// pipeline's 8 mbarriers.
+constexpr int64_t attn_sm90_smem_bytes(int64_t d, int64_t rows_q = kAttnSm90TileQ) {
+  return 1024 + (rows_q + 4 * kAttnSm90TileKV) * d * 2 + 8 * 8;
+}
 // The in-kernel-conversion kernels (_inl): 128 bytes of barriers and slots, then the converters'
 // staging area (the unit's FP8 K and V rows, K's and V's scales as floats).
 constexpr int64_t attn_sm90_smem_bytes_inl(int64_t d) {

@@ -646,7 +646,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
         ptx::named_barrier_sync(kWgBarrier0 + cw, 128);
         store_tile_tma<kOutF32, kNb>(tp, ti, smem_stage + cw * kNb * kGemmSm90TmaStoreBox, cw, warp_in_wg, lane, acc);
       }
-    } else if (kTmaStore && !kBpStore && tp.store_tma) {
+    } else if (kTmaStore && tp.store_tma) {
       // Staged in the bf16 slots (each warpgroup in its half, 6 boxes), once both warpgroups' wgmmas
       // are done with them; free again for the next tile's B once the TMA unit has read them.
       constexpr int kNb = kSlots * kSlotBytes / 2 / kGemmSm90TmaStoreBox;
@@ -688,13 +688,20 @@ __device__ __forceinline__ bool bprep_item(const GemmSm90BPrepParams& p, int64_t
 // cols[g]); bytes outside the group's [t0, t1) are 0. A 16-byte chunk may straddle a 32-block
 // boundary of the group (blocks restart at t0): its bytes take the two blocks' scales by `sel`, as
 // the in-kernel path does for shifted ranges. The stage's lo / hi halves, indexed [4j + c].
+// The K-grouped workspace header (bprep_table_body): ends[G + 1], scale column bases colb[G + 1], first
+// columns in the dequantized B cols[G + 1] (cols[G]: the columns in use).
+__device__ __forceinline__ const int32_t* bprep_colb(const GemmSm90BPrepParams& p) { return p.table + (p.groups + 1); }
+__device__ __forceinline__ const int32_t* bprep_cols(const GemmSm90BPrepParams& p) {
+  return p.table + 2 * (p.groups + 1);
+}
+
 template <Fp8Kind BK>
 __device__ __forceinline__ void bprep_kgrouped_item(const GemmSm90BPrepParams& p, int64_t row, int c0,
                                                     uint32_t (&lo)[16], uint32_t (&hi)[16]) {
   const int G = p.groups;
   const int32_t* ends = p.table;
-  const int32_t* colb = ends + (G + 1);
-  const int32_t* cols = colb + (G + 1);
+  const int32_t* colb = bprep_colb(p);
+  const int32_t* cols = bprep_cols(p);
   if (c0 >= __ldg(cols + G)) {
 #pragma unroll
     for (int j = 0; j < 16; ++j) lo[j] = hi[j] = 0u;
@@ -805,7 +812,7 @@ __device__ __forceinline__ void bprep_staged_body(const GemmSm90BPrepParams& p) 
   bool valid;
   if constexpr (kKGrouped) {
     valid = bprep_item(p, row, c0);
-    if (valid) unused[t] = c0 >= __ldg(p.table + 3 * p.groups + 2);  // cols[G]
+    if (valid) unused[t] = c0 >= __ldg(bprep_cols(p) + p.groups);
   } else {  // 32-bit division where it fits (2^32 items would be a 512 GiB workspace)
     const int64_t i = static_cast<int64_t>(blockIdx.x) * kT + t;
     valid = i < p.items;
@@ -876,28 +883,23 @@ __device__ __forceinline__ void bprep_table_body(const GemmSm90Params& p, int32_
 }  // namespace mxq
 
 // extern "C" entry points, looked up by name from the embedded image (src/cuda/op_gemm.cpp):
-// mxq_gemm_sm90_tma_<A>_<B>_<D>[_kgrouped].
-#define MXQ_GEMM_SM90_TMA_ENTRY(NAME, AK, BK, F32, KG, BP)                                                         \
+// mxq_gemm_sm90_tma_<A>_<B>_<D>[_kgrouped][_bpre[_tma]] (KG: K-grouped, BP: kBPre, BS: kBpStore).
+#define MXQ_GEMM_SM90_TMA_ENTRY(NAME, AK, BK, F32, KG, BP, BS)                                                      \
   extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90TmaThreads, 1)                                         \
       NAME(const __grid_constant__ mxq::GemmSm90TmaParams p) {                                                      \
-    mxq::sm90gemm::tmapath::gemm_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, KG, BP>(p);                \
-  }
-#define MXQ_GEMM_SM90_TMA_BPSTORE_ENTRY(NAME, AK, BK, F32)                                                          \
-  extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90TmaThreads, 1)                                         \
-      NAME(const __grid_constant__ mxq::GemmSm90TmaParams p) {                                                      \
-    mxq::sm90gemm::tmapath::gemm_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, true, true, true>(p);      \
+    mxq::sm90gemm::tmapath::gemm_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, KG, BP, BS>(p);            \
   }
 #define MXQ_GEMM_SM90_TMA_ENTRIES(A, B, AK, BK)                                                   \
-  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16, AK, BK, false, false, false)       \
-  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32, AK, BK, true, false, false)         \
-  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16_kgrouped, AK, BK, false, true, false) \
-  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_kgrouped, AK, BK, true, true, false)   \
-  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16_bpre, AK, BK, false, false, true)    \
-  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_bpre, AK, BK, true, false, true)    \
-  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16_kgrouped_bpre, AK, BK, false, true, true) \
-  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_kgrouped_bpre, AK, BK, true, true, true)   \
-  MXQ_GEMM_SM90_TMA_BPSTORE_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16_kgrouped_bpre_tma, AK, BK, false) \
-  MXQ_GEMM_SM90_TMA_BPSTORE_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_kgrouped_bpre_tma, AK, BK, true)
+  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16, AK, BK, false, false, false, false)       \
+  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32, AK, BK, true, false, false, false)         \
+  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16_kgrouped, AK, BK, false, true, false, false) \
+  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_kgrouped, AK, BK, true, true, false, false)   \
+  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16_bpre, AK, BK, false, false, true, false)    \
+  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_bpre, AK, BK, true, false, true, false)    \
+  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16_kgrouped_bpre, AK, BK, false, true, true, false) \
+  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_kgrouped_bpre, AK, BK, true, true, true, false)   \
+  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16_kgrouped_bpre_tma, AK, BK, false, true, true, true) \
+  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_kgrouped_bpre_tma, AK, BK, true, true, true, true)
 // mxq_gemm_sm90_bprep_<B>: the B pre-kernel of the _bpre entry points.
 #define MXQ_GEMM_SM90_BPREP_ENTRY(B, BK)                                                   \
   extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90BPrepThreads)                 \

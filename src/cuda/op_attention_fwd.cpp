@@ -168,8 +168,7 @@ class AttnFwdSm90 final : public OpImpl {
     // prepass finishes; the producer's griddepcontrol.wait orders its first workspace read.
     dev_.launch(fn_, g, b,
                 static_cast<size_t>(inline_ ? attn_sm90_smem_bytes_inl(d_.head_dim)
-                                    : w3_   ? attn_sm90_smem_bytes_w3(d_.head_dim)
-                                            : attn_sm90_smem_bytes(d_.head_dim)),
+                                            : attn_sm90_smem_bytes(d_.head_dim, tile_q)),
                 stream, params, kname_.c_str(),
                 /*programmatic=*/true);
   }

@@ -94,10 +94,14 @@ bool use_bprep(const GemmDesc& d) {
 // beside the group table (G <= 239 with an H100's 227 KiB).
 // MXQ_GEMM_SM90_BPREP_TMA=0 / 1 overrides the rule (MXQ_GEMM_SM90_BPREP=0 turns it off as well).
 constexpr int64_t kBpStoreMaxTokensPerGroup = 4096;
-bool bp_store_possible(const GemmDesc& d, int64_t smem_optin) {
+// Whether a K-grouped plan's D can go out by TMA stores: written whole (no accumulate), not empty, its
+// rows whole 16-byte units (the tensor map's strides). Execute still checks D's pointer.
+bool kgrouped_tma_store_shape(const GemmDesc& d) {
   const int64_t d_esz = d.d_dtype == MXQ_DTYPE_FP32 ? 4 : 2;
-  return grouped_k(d) && !d.accumulate && d.m > 0 && d.n > 0 && d.num_groups > 0 && (d.n * d_esz) % 16 == 0 &&
-         gemm_sm90_tma_bp_store_smem_bytes(d.num_groups) + 64 <= smem_optin &&
+  return grouped_k(d) && !d.accumulate && d.m > 0 && d.n > 0 && d.num_groups > 0 && (d.n * d_esz) % 16 == 0;
+}
+bool bp_store_possible(const GemmDesc& d, int64_t smem_optin) {
+  return kgrouped_tma_store_shape(d) && gemm_sm90_tma_bp_store_smem_bytes(d.num_groups) + 64 <= smem_optin &&
          static_cast<int64_t>(bprep_bytes(d)) <= d.workspace_limit;
 }
 bool use_bp_store(const GemmDesc& d, int64_t smem_optin) {
@@ -268,12 +272,9 @@ class GemmSm90 final : public OpImpl {
       max_m_tiles_ = layout::ceil_div(d.m, kGemmSm90TileM) * d.batch;
       smem_ = smem_bytes(0);
     }
-    // TMA-store epilogue (the K-grouped entry points with B converted in the kernel, and the
-    // `_kgrouped_bpre_tma` ones): D written whole, not accumulated, its rows whole 16-byte units (the
-    // tensor map's strides).
-    const int64_t d_esz = d.d_dtype == MXQ_DTYPE_FP32 ? 4 : 2;
-    store_tma_ = kind == Sm90Kernel::Bf16Tma && grouped_k(d) && (!bprep_ || bp_store_) && !d.accumulate && d.m > 0 &&
-                 d.n > 0 && d.num_groups > 0 && (d.n * d_esz) % 16 == 0;
+    // TMA-store epilogue: the K-grouped entry points with B converted in the kernel, and the
+    // `_kgrouped_bpre_tma` ones.
+    store_tma_ = kind == Sm90Kernel::Bf16Tma && (!bprep_ || bp_store_) && kgrouped_tma_store_shape(d);
     if (bprep_) {
       prep_.n = d.n;
       prep_.k = d.k;
