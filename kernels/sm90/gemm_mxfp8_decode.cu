@@ -272,11 +272,95 @@ __device__ __forceinline__ void cursor_advance(LoadCursor& c, const GemmSm90Para
   }
 }
 
+// TEMPORARY (variant p2): K stage kt's scales into the scale area `sc` of a pair slot, as the plain
+// form loads them (bulk copies by lane 0; 4-byte cp.async; byte loads stored here), without the
+// mbarrier arrivals (the caller's, once per slot).
+template <int T>
+__device__ __forceinline__ void issue_scales(const GemmSm90DecodeParams& dp, const LoadCursor& lc, uint8_t* sc,
+                                             uint64_t* full, int lane, int kc, bool swz, int kt) {
+  const GemmSm90Params& p = dp.g;
+  const uint32_t sc_addr = ptx::smem_addr(sc);
+  if (dp.bulk_scales) {
+    if (lane == 0) {
+      ptx::bulk_load(sc_addr, lc.bsc + static_cast<int64_t>(kt) * layout::kTileBytes, 512, full);
+      ptx::bulk_load(sc_addr + 512, dp.g.a_scales + lc.atile + static_cast<int64_t>(kt) * layout::kTileBytes, 512,
+                     full);
+    }
+    return;
+  }
+  const uint32_t a_word = swz_row_word(static_cast<uint32_t>(lc.arow + lane));
+  if (dp.scale_words) {
+    if (swz) {
+      const uint8_t* src = lc.bsc + static_cast<int64_t>(kt) * layout::kTileBytes;
+#pragma unroll
+      for (int i = 0; i < 4; ++i) ptx::cp_async_4_zfill(sc_addr + 4 * (lane + 32 * i), src + 4 * (lane + 32 * i), true);
+      if (lane < T)
+        ptx::cp_async_4_zfill(sc_addr + 512 + a_word,
+                              p.a_scales + lc.asc + static_cast<int64_t>(kt) * layout::kTileBytes, true);
+    } else {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int r = lane + 32 * i;
+        const bool ok = r < lc.n_valid;
+        ptx::cp_async_4_zfill(sc_addr + swz_row_word(r), ok ? lc.bsc + (lc.n0 + r) * p.scale_ld + 4 * kt : p.b_scales,
+                              ok);
+      }
+      if (lane < T) {
+        const bool ok = lane < lc.tok_valid;
+        ptx::cp_async_4_zfill(sc_addr + 512 + a_word,
+                              ok ? p.a_scales + (static_cast<int64_t>(lc.tok0) + lane) * p.scale_ld + 4 * kt
+                                 : p.a_scales,
+                              ok);
+      }
+    }
+  } else {
+    auto word = [&](const uint8_t* row) {
+      uint32_t w = 0;
+#pragma unroll
+      for (int c = 0; c < 4; ++c)
+        if (4 * kt + c < kc) w |= static_cast<uint32_t>(__ldg(row + 4 * kt + c)) << (8 * c);
+      return w;
+    };
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int r = lane + 32 * i;
+      *reinterpret_cast<uint32_t*>(sc + swz_row_word(r)) = r < lc.n_valid ? word(lc.bsc + (lc.n0 + r) * p.scale_ld) : 0u;
+    }
+    if (lane < T)
+      *reinterpret_cast<uint32_t*>(sc + 512 + a_word) =
+          lane < lc.tok_valid ? word(p.a_scales + (static_cast<int64_t>(lc.tok0) + lane) * p.scale_ld) : 0u;
+  }
+}
+
 // The cursor's unit into the stage at `st` with mbarrier `full` (the whole issuing warp; lane 0 issues
 // the TMA loads; the scales by 4-byte cp.async, or byte loads waited for here).
-template <int T>
+// kPair (TEMPORARY variant p2, helper dec13): the cursor's unit is a pair of K stages 2kt, 2kt + 1
+// (the second only below ks, the tile's K stages): B as ONE 3D box of 128 rows x 2 x 128 bytes (each
+// row's 256 contiguous bytes requested together; row r's half h at r * 256 + h * 128, 128-byte
+// swizzle over the whole box), A as two T x 128-byte boxes, and each K stage's scales as in the
+// plain form at scale offset + 1024 h.
+template <int T, bool kPair = false>
 __device__ __forceinline__ void issue_stage(const GemmSm90DecodeParams& dp, const LoadCursor& lc, uint8_t* st,
-                                            uint64_t* full, int lane, int kc, bool swz, uint64_t b_policy) {
+                                            uint64_t* full, int lane, int kc, bool swz, uint64_t b_policy,
+                                            int ks = 0) {
+  if constexpr (kPair) {
+    constexpr int kABoxOff = static_cast<int>(gemm_sm90_decode_pair_b_bytes());
+    constexpr int kScaleOff = static_cast<int>(gemm_sm90_decode_pair_data(T));
+    constexpr uint32_t kTx = static_cast<uint32_t>(gemm_sm90_decode_pair_data(T));
+    const int kt0 = 2 * lc.kt;
+    const int nh = kt0 + 1 < ks ? 2 : 1;
+    if (lane == 0) {
+      ptx::mbar_arrive_expect_tx(full, kTx + (dp.bulk_scales ? 1024u * nh : 0u));
+      ptx::tma_load_3d_hint(ptx::smem_addr(st), dp.tmap_b, 0, kt0, lc.brow, full, b_policy);
+      ptx::tma_load_2d(ptx::smem_addr(st + kABoxOff), dp.tmap_a, kt0 * kBK, lc.tok0, full);
+      ptx::tma_load_2d(ptx::smem_addr(st + kABoxOff + T * 128), dp.tmap_a, (kt0 + 1) * kBK, lc.tok0, full);
+    }
+    for (int h = 0; h < nh; ++h) issue_scales<T>(dp, lc, st + kScaleOff + 1024 * h, full, lane, kc, swz, kt0 + h);
+    if (dp.bulk_scales) return;
+    if (dp.scale_words) ptx::cp_async_mbar_arrive_noinc(ptx::smem_addr(full));
+    else ptx::mbar_arrive(full);  // release: the stores above are visible to the waiting warps
+    return;
+  }
   constexpr int kABoxOff = kBN * 128;  // A's T x 128-byte box follows B's 128 x 128-byte box
   constexpr int kScaleOff = static_cast<int>(gemm_sm90_decode_stage_data(T));
   constexpr uint32_t kTx = static_cast<uint32_t>(gemm_sm90_decode_stage_data(T));
@@ -356,10 +440,12 @@ __device__ __forceinline__ void issue_stage(const GemmSm90DecodeParams& dp, cons
 // (scale tile `sc`), K steps 4b .. 4b + 3 (bytes 64b .. 64b + 63 of each row), converted into A
 // fragments (fast or exact branch per chunk) and multiplied with the na n-tiles of the token buffer
 // `tf` into acc2 (even / odd K steps).
-template <Fp8Kind BK, int NT>
+// kPair (variant p2): B row r's 128 bytes of this K stage at r * 256 + h * 128 of the pair slot
+// (`st` is the slot), swizzled by 128-byte segment 2r + h.
+template <Fp8Kind BK, int NT, bool kPair = false>
 __device__ __forceinline__ void stage_mma(const uint8_t* st, const uint8_t* sc, const uint4* tf, int r0, int tig,
                                           int lane, const bool (&row_ok)[2], int kt, int kc, int na,
-                                          float (&acc2)[2][NT][4]) {
+                                          float (&acc2)[2][NT][4], int hp = 0) {
   const uint32_t sw[2] = {*reinterpret_cast<const uint32_t*>(sc + swz_row_word(r0)),
                           *reinterpret_cast<const uint32_t*>(sc + swz_row_word(r0 + 8))};
 #pragma unroll
@@ -367,7 +453,9 @@ __device__ __forceinline__ void stage_mma(const uint8_t* st, const uint8_t* sc, 
     uint32_t wb[2][4];
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const uint4 v = *reinterpret_cast<const uint4*>(st + sw128_offset(r0 + 8 * h, 4 * b + tig));
+      const uint32_t r = static_cast<uint32_t>(r0 + 8 * h), c = static_cast<uint32_t>(4 * b + tig);
+      const uint32_t off = kPair ? r * 256u + hp * 128u + ((c ^ ((2u * r + hp) & 7u)) << 4) : sw128_offset(r, c);
+      const uint4 v = *reinterpret_cast<const uint4*>(st + off);
       wb[h][0] = v.x, wb[h][1] = v.y, wb[h][2] = v.z, wb[h][3] = v.w;
     }
     const int blk = 2 * b + (tig >> 1);  // this chunk's block of the stage
@@ -489,12 +577,15 @@ __device__ __forceinline__ void finish_tile(const GemmSm90DecodeParams& dp, cons
 // two token buffers, the `full` mbarriers, the group table), the mbarriers (each counts the issuing
 // lane's arrive.expect_tx, plus its warp's 32 scale cp.async arrivals without the bulk copies), the
 // group space, and the stream-K range's sizes (units W of U K stages, P CTAs taking part).
-template <int T, int kCtas>
+template <int T, int kCtas, bool kPair = false>
 struct Frame {
-  static constexpr int kStages = kGemmSm90DecodeStages / kCtas;
-  static constexpr int kABoxOff = kBN * 128;  // A's T x 128-byte box follows B's 128 x 128-byte box
-  static constexpr int kStageBytes = static_cast<int>(gemm_sm90_decode_stage_bytes(T));
-  static constexpr int kScaleOff = static_cast<int>(gemm_sm90_decode_stage_data(T));
+  // kPair (variant p2): a slot holds a pair of K stages (half as many slots, twice the bytes)
+  static constexpr int kStages = kGemmSm90DecodeStages / kCtas / (kPair ? 2 : 1);
+  static constexpr int kABoxOff = kPair ? static_cast<int>(gemm_sm90_decode_pair_b_bytes()) : kBN * 128;
+  static constexpr int kStageBytes =
+      static_cast<int>(kPair ? gemm_sm90_decode_pair_bytes(T) : gemm_sm90_decode_stage_bytes(T));
+  static constexpr int kScaleOff =
+      static_cast<int>(kPair ? gemm_sm90_decode_pair_data(T) : gemm_sm90_decode_stage_data(T));
   static constexpr int kTokBytes = 256 * T;
   static_assert(T == 8 || T == 16 || T == 32, "tokens per tile");
   static_assert(kABoxOff % 1024 == 0 && (T * 128) % 1024 == 0, "128-byte swizzled boxes start 1 KiB aligned");
@@ -504,11 +595,12 @@ struct Frame {
   Space sp;
   int kc, U;
   int64_t W, P;
+  int KS;  // K stages per tile (kPair: U is the pairs of them)
 };
 
-template <int T, int kCtas>
-__device__ __forceinline__ Frame<T, kCtas> frame_setup(const GemmSm90DecodeParams& dp, int tid) {
-  using F = Frame<T, kCtas>;
+template <int T, int kCtas, bool kPair = false>
+__device__ __forceinline__ Frame<T, kCtas, kPair> frame_setup(const GemmSm90DecodeParams& dp, int tid) {
+  using F = Frame<T, kCtas, kPair>;
   const GemmSm90Params& p = dp.g;
   extern __shared__ uint8_t smem_raw[];
   __shared__ int warp_buf[kThreads / 32];
@@ -526,9 +618,10 @@ __device__ __forceinline__ Frame<T, kCtas> frame_setup(const GemmSm90DecodeParam
   __syncthreads();
   const int64_t K = p.k;
   f.kc = static_cast<int>(layout::scale_cols(K));
-  f.U = static_cast<int>(layout::ceil_div(K, kBK));  // K stages per tile (K < 2^31)
+  f.KS = static_cast<int>(layout::ceil_div(K, kBK));  // K stages per tile (K < 2^31)
+  f.U = kPair ? (f.KS + 1) / 2 : f.KS;
   f.W = static_cast<int64_t>(f.sp.total_tiles) * f.U;
-  f.P = min(static_cast<int64_t>(gridDim.x), max(int64_t(1), f.W / kGemmSm90DecodeMinStages));
+  f.P = min(static_cast<int64_t>(gridDim.x), max(int64_t(1), f.W * (kPair ? 2 : 1) / kGemmSm90DecodeMinStages));
   return f;
 }
 
@@ -537,14 +630,17 @@ __device__ __forceinline__ Frame<T, kCtas> frame_setup(const GemmSm90DecodeParam
 // fills (1, 2; more, as T = 32 would have, at run time), so the skipped n-tiles cost no branches.
 // kOneLoop = true (T = 32): a copy for two n-tiles (chunks of up to 16 tokens) and one stage loop for
 // every n-tile count (see the header).
-template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, int T, int kCtas, bool kOneLoop>
+// TEMPORARY (helper dec13's measurement): kPair, the pair form (issue_stage); kLoadOnly, the loads,
+// ring and barriers without token items, conversion, mma or epilogue (wrong results, timing only).
+template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, int T, int kCtas, bool kOneLoop, bool kPair = false,
+          bool kLoadOnly = false>
 __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
   constexpr int NT = T / 8;
-  using F = Frame<T, kCtas>;
+  using F = Frame<T, kCtas, kPair>;
   constexpr int kStages = F::kStages, kStageBytes = F::kStageBytes, kScaleOff = F::kScaleOff, kTokBytes = F::kTokBytes;
   const GemmSm90Params& p = dp.g;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-  const F f = frame_setup<T, kCtas>(dp, tid);
+  const F f = frame_setup<T, kCtas, kPair>(dp, tid);
   uint8_t* const smem = f.smem;
   uint8_t* const tokbuf = f.tokbuf;
   uint64_t* const full = f.full;
@@ -574,7 +670,9 @@ __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
   cursor_start(lc, u_begin, u_end, U);
   if (kOneLoop || issuer) cursor_tile<T>(lc, p, sp, lane);
   // The cursor's unit into slot s (the whole warp; lane 0 issues the TMA loads).
-  auto issue = [&](uint32_t s) { issue_stage<T>(dp, lc, smem + s * kStageBytes, &full[s], lane, kc, swz, b_policy); };
+  auto issue = [&](uint32_t s) {
+    issue_stage<T, kPair>(dp, lc, smem + s * kStageBytes, &full[s], lane, kc, swz, b_policy, f.KS);
+  };
   auto advance = [&]() { cursor_advance<T>(lc, p, sp, lane); };
   // The same, then the cursor moves on; nothing past the CTA's range (warp kIssueWarp).
   auto issue_next = [&](uint32_t s) {
@@ -603,10 +701,13 @@ __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
   const int g8 = lane >> 2, tig = lane & 3;
   // this thread's B rows r0, r0 + 8 of the tile: mma row g8 takes B row g8 / 2 + 4 (g8 % 2), so a
   // quarter warp's rows differ in bit 2 and its 16-byte loads under the 128-byte swizzle hit 32 banks
-  const int r0 = 16 * warp + ((g8 >> 1) | ((g8 & 1) << 2));
+  // (kPair: B row 2r + h's segment keys the swizzle, so a quarter warp's rows differ in bit 1 instead)
+  const int r0 = kPair ? 16 * warp + (((g8 >> 1) & 1) | ((g8 & 1) << 1) | (g8 & 4))
+                       : 16 * warp + ((g8 >> 1) | ((g8 & 1) << 2));
   const TokItem tki = tok_item<NT>(tid);
   const StreamK sk{W, P, me, u_begin, u_end, U};
   uint32_t it = 0;
+  const int KS = f.KS;
   int64_t u = u_begin;
   int t = static_cast<int>(u_begin / U);
   int k0 = static_cast<int>(u_begin - static_cast<int64_t>(t) * U);
@@ -630,6 +731,37 @@ __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
     auto stages = [&](auto nta_c) {
       constexpr int NTA = decltype(nta_c)::value;
       const int na = NTA ? NTA : nta;
+      if constexpr (kPair) {  // K stages 2 k0 .. of pairs k0 .. k1 - 1; the pair's slot waited for at its first
+        for (int kt = 2 * k0; kt < 2 * k1 && kt < KS; ++kt) {
+          const int hp = kt & 1;
+          const uint32_t s = it % kStages;
+          const uint8_t* st = smem + s * kStageBytes;
+          if (hp == 0) ptx::mbar_wait(&full[s], (it / kStages) & 1);
+          const uint8_t* sc = st + kScaleOff + 1024 * hp;
+          // the token buffer's parity alternates over the CTA's K stages (t KS + kt counts them)
+          uint8_t* tb = tokbuf + ((t * KS + kt) & 1) * kTokBytes;
+          // token_items reads A at st + kBN * 128 + ...: the pair slot's A box of this K stage
+          if constexpr (!kLoadOnly)
+            token_items<AK, (NTA ? NTA : NT)>(tki, tid, na, st + F::kABoxOff + hp * T * 128 - kBN * 128, sc, tb,
+                                              arow, ti.tok_valid, kt, kc);
+          __syncthreads();  // the token buffer is whole; every warp is done with pair it - 1's slot
+          if (hp == 0) {
+            if constexpr (kOneLoop) {
+              if (issuer && lc.left > 0) {
+                issue((it + kStages - 1) % kStages);
+                advance();
+              }
+            } else if (issuer) {
+              issue_next((it + kStages - 1) % kStages);
+            }
+          }
+          if constexpr (!kLoadOnly)
+            stage_mma<BK, NT, true>(st, sc, reinterpret_cast<const uint4*>(tb), r0, tig, lane, row_ok, kt, kc, na,
+                                    acc2, hp);
+          if (hp == 1 || kt + 1 == KS) ++it;  // the pair's last K stage
+        }
+        return;
+      }
       for (int kt = k0; kt < k1; ++kt, ++it) {
         const uint32_t s = it % kStages, round = it / kStages;
         const uint8_t* st = smem + s * kStageBytes;
@@ -641,7 +773,7 @@ __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
         // mma B fragments {lo, hi} of lane (tok % 8) * 4 + tig of n-tile tok / 8, stored as one 16-byte
         // entry [pr][n-tile][lane] of the token buffer (a warp's items fill 512 contiguous bytes). Tokens
         // outside the chunk and blocks past K give zeros. (With NTA > 0 the divisions are by constants.)
-        token_items<AK, (NTA ? NTA : NT)>(tki, tid, na, st, sc, tb, arow, ti.tok_valid, kt, kc);
+        if constexpr (!kLoadOnly) token_items<AK, (NTA ? NTA : NT)>(tki, tid, na, st, sc, tb, arow, ti.tok_valid, kt, kc);
         __syncthreads();  // the token buffer is whole; every warp is done with stage it - 1's slot
         if constexpr (kOneLoop) {
           if (issuer && lc.left > 0) {
@@ -651,7 +783,8 @@ __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
         } else if (issuer) {
           issue_next((it + kStages - 1) % kStages);
         }
-        stage_mma<BK, NT>(st, sc, reinterpret_cast<const uint4*>(tb), r0, tig, lane, row_ok, kt, kc, na, acc2);
+        if constexpr (!kLoadOnly)
+          stage_mma<BK, NT>(st, sc, reinterpret_cast<const uint4*>(tb), r0, tig, lane, row_ok, kt, kc, na, acc2);
       }
     };
     if (kOneLoop && nta <= 2) stages(std::integral_constant<int, 2>{});  // T = 32, chunks of up to 16 tokens
@@ -660,7 +793,7 @@ __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
     else if (nta == 2) stages(std::integral_constant<int, (NT >= 2 ? 2 : 1)>{});
     else stages(std::integral_constant<int, 0>{});
 
-    finish_tile<kOutF32, NT>(dp, sk, ti, t, u, warp, lane, tig, r0, row_ok, acc2);
+    if constexpr (!kLoadOnly) finish_tile<kOutF32, NT>(dp, sk, ti, t, u, warp, lane, tig, r0, row_ok, acc2);
     u = static_cast<int64_t>(t) * U + k1;
     ++t;
     k0 = 0;
@@ -672,6 +805,7 @@ __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
 }  // namespace mxq
 
 
+#ifndef MXQ_DECODE_NO_ENTRIES
 // extern "C" entry points, looked up by name from the embedded image (src/cuda/op_gemm.cpp):
 // mxq_gemm_sm90_decode_<A>_<B>_<D>_t<T>_x<CTAs per SM>.
 #define MXQ_GEMM_SM90_DECODE_ENTRY(NAME, ONE, AK, BK, F32, T, C)                                        \
@@ -692,3 +826,4 @@ __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
 MXQ_GEMM_SM90_DECODE_ENTRIES(e4m3, e4m3, E4M3, E4M3)
 MXQ_GEMM_SM90_DECODE_ENTRIES(e4m3, e5m2, E4M3, E5M2)
 MXQ_GEMM_SM90_DECODE_ENTRIES(e5m2, e4m3, E5M2, E4M3)
+#endif  // MXQ_DECODE_NO_ENTRIES

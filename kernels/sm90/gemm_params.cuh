@@ -154,6 +154,15 @@ constexpr int64_t gemm_sm90_decode_smem_bytes(int t, int ctas_per_sm, int64_t gr
   return 1024 + (kGemmSm90DecodeStages / ctas_per_sm) * (gemm_sm90_decode_stage_bytes(t) + 8) +
          2 * 256 * int64_t(t) + 3 * 4 * (groups + 1);
 }
+// TEMPORARY (helper dec13's variant p2): a ring slot of two K stages: B's 128 rows x 256 bytes (one 3D
+// box), A's two T x 128-byte boxes, then each K stage's scales (B tile 512 bytes, A tile 512 bytes).
+constexpr int64_t gemm_sm90_decode_pair_b_bytes() { return 128 * 256; }
+constexpr int64_t gemm_sm90_decode_pair_data(int t) { return gemm_sm90_decode_pair_b_bytes() + 2 * int64_t(t) * 128; }
+constexpr int64_t gemm_sm90_decode_pair_bytes(int t) { return (gemm_sm90_decode_pair_data(t) + 2048 + 1023) / 1024 * 1024; }
+constexpr int64_t gemm_sm90_decode_pair_smem_bytes(int t, int ctas_per_sm, int64_t groups) {
+  return 1024 + (kGemmSm90DecodeStages / ctas_per_sm / 2) * (gemm_sm90_decode_pair_bytes(t) + 8) +
+         2 * 256 * int64_t(t) + 3 * 4 * (groups + 1);
+}
 // Workspace: a counter per (tile, consumer warp), then two fp32 partial tiles (128 x T) per CTA.
 constexpr int64_t gemm_sm90_decode_counter_bytes(int64_t max_tiles) { return (max_tiles * 8 * 4 + 255) / 256 * 256; }
 constexpr int64_t gemm_sm90_decode_partial_bytes(int t, int64_t ctas) { return ctas * 2 * 128 * int64_t(t) * 4; }
