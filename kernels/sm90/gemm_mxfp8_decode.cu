@@ -14,8 +14,8 @@
 // accumulator is T / 2 registers, twice: even and odd K steps go to separate accumulators, which
 // halves the mma dependency chain of a stage.
 //
-// Ring (8 / CTAs-per-SM stages; 2 CTAs per SM when their shared memory fits, else 1). A stage is one
-// 128-wide K step of a tile: one TMA load of B (128 rows x 128 bytes, 128-byte swizzle, L2
+// Ring, plain form (8 / CTAs-per-SM stages; 2 CTAs per SM when their shared memory fits, else 1). A
+// stage is one 128-wide K step of a tile: one TMA load of B (128 rows x 128 bytes, 128-byte swizzle, L2
 // evict_first: B is read once; each row's 128 bytes are one request), one of A (T rows x 128 bytes),
 // and the stage's scales: SWIZZLED tensors at 16-byte aligned addresses by two bulk copies (B's
 // 512-byte SWIZZLED_128x4 tile of the 128 rows and 4 blocks, and the A tile holding the chunk's
@@ -36,6 +36,19 @@
 // CTAs per SM at 96 registers per thread; warps handing the token buffer over by an mbarrier with
 // the last warp out of a slot refilling it, and warps converting their own token fragments, were
 // measured slower: docs/PERFORMANCE.md, seventh session.)
+//
+// Pair form (`_x2_pair`, the default with two CTAs per SM when K % 128 == 0). A ring slot holds two
+// K stages (2 slots of up to 42 KiB per CTA instead of 4 of up to 21 KiB): B comes as ONE 3D TMA box
+// of 128 rows x 2 x 128 bytes of B viewed as [rows][K / 128][128], so each row's 256 contiguous bytes
+// are requested together (row r's stage hp at r * 256 + 128 hp, the 128-byte swizzle keyed by segment
+// 2r + hp; the warps' row order changes so that a quarter warp's loads still hit 32 banks), A as two
+// T x 128-byte boxes, the scales per stage as above. The stream-K units are (tile, pair); per stage
+// the loop is the plain one (token items, barrier, conversion and mma), the slot waited for at a
+// pair's first stage and the freed slot refilled after that stage's barrier. B's access pattern alone
+// (loads, ring and barriers only) ran 0.324 ms on E64 x 16 against 0.342 ms with one 128-byte box
+// per stage, and the full kernel 0.362 against 0.386-0.388 ms; with one CTA per SM (4 slots) it was
+// much slower (0.463 ms), so one CTA per SM and K % 128 != 0 (no [K / 128][128] view) keep the plain
+// form (docs/PERFORMANCE.md, eleventh session).
 //
 // One body (decode_body), two forms of its stage loop: for T = 8, 16 it is compiled once per count of
 // 8-token n-tiles a tile fills, so skipped n-tiles cost no branches and the token items' divisions
@@ -272,9 +285,11 @@ __device__ __forceinline__ void cursor_advance(LoadCursor& c, const GemmSm90Para
   }
 }
 
-// TEMPORARY (variant p2): K stage kt's scales into the scale area `sc` of a pair slot, as the plain
-// form loads them (bulk copies by lane 0; 4-byte cp.async; byte loads stored here), without the
-// mbarrier arrivals (the caller's, once per slot).
+// K stage kt's scales into the scale area `sc` (B's 512-byte tile of the 128 rows, then the A tile
+// holding the chunk's tokens) by the whole issuing warp: two bulk copies by lane 0 (SWIZZLED tensors at
+// 16-byte aligned addresses), 4-byte cp.async (the same bytes, gathered from LINEAR rows; A one
+// 4-block word per token, at its place in a 512-byte tile), or byte loads stored here. The mbarrier
+// arrivals are the caller's (issue_stage: once per slot).
 template <int T>
 __device__ __forceinline__ void issue_scales(const GemmSm90DecodeParams& dp, const LoadCursor& lc, uint8_t* sc,
                                              uint64_t* full, int lane, int kc, bool swz, int kt) {
@@ -283,109 +298,10 @@ __device__ __forceinline__ void issue_scales(const GemmSm90DecodeParams& dp, con
   if (dp.bulk_scales) {
     if (lane == 0) {
       ptx::bulk_load(sc_addr, lc.bsc + static_cast<int64_t>(kt) * layout::kTileBytes, 512, full);
-      ptx::bulk_load(sc_addr + 512, dp.g.a_scales + lc.atile + static_cast<int64_t>(kt) * layout::kTileBytes, 512,
-                     full);
+      ptx::bulk_load(sc_addr + 512, p.a_scales + lc.atile + static_cast<int64_t>(kt) * layout::kTileBytes, 512, full);
     }
     return;
   }
-  const uint32_t a_word = swz_row_word(static_cast<uint32_t>(lc.arow + lane));
-  if (dp.scale_words) {
-    if (swz) {
-      const uint8_t* src = lc.bsc + static_cast<int64_t>(kt) * layout::kTileBytes;
-#pragma unroll
-      for (int i = 0; i < 4; ++i) ptx::cp_async_4_zfill(sc_addr + 4 * (lane + 32 * i), src + 4 * (lane + 32 * i), true);
-      if (lane < T)
-        ptx::cp_async_4_zfill(sc_addr + 512 + a_word,
-                              p.a_scales + lc.asc + static_cast<int64_t>(kt) * layout::kTileBytes, true);
-    } else {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int r = lane + 32 * i;
-        const bool ok = r < lc.n_valid;
-        ptx::cp_async_4_zfill(sc_addr + swz_row_word(r), ok ? lc.bsc + (lc.n0 + r) * p.scale_ld + 4 * kt : p.b_scales,
-                              ok);
-      }
-      if (lane < T) {
-        const bool ok = lane < lc.tok_valid;
-        ptx::cp_async_4_zfill(sc_addr + 512 + a_word,
-                              ok ? p.a_scales + (static_cast<int64_t>(lc.tok0) + lane) * p.scale_ld + 4 * kt
-                                 : p.a_scales,
-                              ok);
-      }
-    }
-  } else {
-    auto word = [&](const uint8_t* row) {
-      uint32_t w = 0;
-#pragma unroll
-      for (int c = 0; c < 4; ++c)
-        if (4 * kt + c < kc) w |= static_cast<uint32_t>(__ldg(row + 4 * kt + c)) << (8 * c);
-      return w;
-    };
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const int r = lane + 32 * i;
-      *reinterpret_cast<uint32_t*>(sc + swz_row_word(r)) = r < lc.n_valid ? word(lc.bsc + (lc.n0 + r) * p.scale_ld) : 0u;
-    }
-    if (lane < T)
-      *reinterpret_cast<uint32_t*>(sc + 512 + a_word) =
-          lane < lc.tok_valid ? word(p.a_scales + (static_cast<int64_t>(lc.tok0) + lane) * p.scale_ld) : 0u;
-  }
-}
-
-// The cursor's unit into the stage at `st` with mbarrier `full` (the whole issuing warp; lane 0 issues
-// the TMA loads; the scales by 4-byte cp.async, or byte loads waited for here).
-// kPair (TEMPORARY variant p2, helper dec13): the cursor's unit is a pair of K stages 2kt, 2kt + 1
-// (the second only below ks, the tile's K stages): B as ONE 3D box of 128 rows x 2 x 128 bytes (each
-// row's 256 contiguous bytes requested together; row r's half h at r * 256 + h * 128, 128-byte
-// swizzle over the whole box), A as two T x 128-byte boxes, and each K stage's scales as in the
-// plain form at scale offset + 1024 h.
-template <int T, bool kPair = false>
-__device__ __forceinline__ void issue_stage(const GemmSm90DecodeParams& dp, const LoadCursor& lc, uint8_t* st,
-                                            uint64_t* full, int lane, int kc, bool swz, uint64_t b_policy,
-                                            int ks = 0) {
-  if constexpr (kPair) {
-    constexpr int kABoxOff = static_cast<int>(gemm_sm90_decode_pair_b_bytes());
-    constexpr int kScaleOff = static_cast<int>(gemm_sm90_decode_pair_data(T));
-    constexpr uint32_t kTx = static_cast<uint32_t>(gemm_sm90_decode_pair_data(T));
-    const int kt0 = 2 * lc.kt;
-    const int nh = kt0 + 1 < ks ? 2 : 1;
-    if (lane == 0) {
-      ptx::mbar_arrive_expect_tx(full, kTx + (dp.bulk_scales ? 1024u * nh : 0u));
-      ptx::tma_load_3d_hint(ptx::smem_addr(st), dp.tmap_b, 0, kt0, lc.brow, full, b_policy);
-      ptx::tma_load_2d(ptx::smem_addr(st + kABoxOff), dp.tmap_a, kt0 * kBK, lc.tok0, full);
-      ptx::tma_load_2d(ptx::smem_addr(st + kABoxOff + T * 128), dp.tmap_a, (kt0 + 1) * kBK, lc.tok0, full);
-    }
-    for (int h = 0; h < nh; ++h) issue_scales<T>(dp, lc, st + kScaleOff + 1024 * h, full, lane, kc, swz, kt0 + h);
-    if (dp.bulk_scales) return;
-    if (dp.scale_words) ptx::cp_async_mbar_arrive_noinc(ptx::smem_addr(full));
-    else ptx::mbar_arrive(full);  // release: the stores above are visible to the waiting warps
-    return;
-  }
-  constexpr int kABoxOff = kBN * 128;  // A's T x 128-byte box follows B's 128 x 128-byte box
-  constexpr int kScaleOff = static_cast<int>(gemm_sm90_decode_stage_data(T));
-  constexpr uint32_t kTx = static_cast<uint32_t>(gemm_sm90_decode_stage_data(T));
-  const GemmSm90Params& p = dp.g;
-  const int kt = lc.kt;
-  const int32_t kx = kt * kBK;
-  uint8_t* sc = st + kScaleOff;
-  const uint32_t sc_addr = ptx::smem_addr(sc);
-  if (dp.bulk_scales) {  // the stage's B scale tile and the A scale tile holding its tokens: two bulk copies
-    if (lane == 0) {
-      ptx::mbar_arrive_expect_tx(full, kTx + 1024);
-      ptx::tma_load_2d_hint(ptx::smem_addr(st), dp.tmap_b, kx, lc.brow, full, b_policy);
-      ptx::tma_load_2d(ptx::smem_addr(st + kABoxOff), dp.tmap_a, kx, lc.tok0, full);
-      ptx::bulk_load(sc_addr, lc.bsc + static_cast<int64_t>(kt) * layout::kTileBytes, 512, full);
-      ptx::bulk_load(sc_addr + 512, dp.g.a_scales + lc.atile + static_cast<int64_t>(kt) * layout::kTileBytes, 512,
-                     full);
-    }
-    return;
-  }
-  if (lane == 0) {
-    ptx::mbar_arrive_expect_tx(full, kTx);
-    ptx::tma_load_2d_hint(ptx::smem_addr(st), dp.tmap_b, kx, lc.brow, full, b_policy);
-    ptx::tma_load_2d(ptx::smem_addr(st + kABoxOff), dp.tmap_a, kx, lc.tok0, full);
-  }
-  // A scale words: each token's word at its place in a 512-byte tile (as the bulk copy leaves it).
   const uint32_t a_word = swz_row_word(static_cast<uint32_t>(lc.arow + lane));
   if (dp.scale_words) {
     if (swz) {
@@ -414,9 +330,8 @@ __device__ __forceinline__ void issue_stage(const GemmSm90DecodeParams& dp, cons
                               ok);
       }
     }
-    ptx::cp_async_mbar_arrive_noinc(ptx::smem_addr(full));
   } else {
-    // LINEAR rows of ceil(K/32) % 4 != 0 blocks (or unaligned scale pointers): byte loads, waited for here.
+    // LINEAR rows of ceil(K/32) % 4 != 0 blocks (or unaligned scale pointers): byte loads.
     auto word = [&](const uint8_t* row) {
       uint32_t w = 0;
 #pragma unroll
@@ -432,20 +347,53 @@ __device__ __forceinline__ void issue_stage(const GemmSm90DecodeParams& dp, cons
     if (lane < T)
       *reinterpret_cast<uint32_t*>(sc + 512 + a_word) =
           lane < lc.tok_valid ? word(p.a_scales + (static_cast<int64_t>(lc.tok0) + lane) * p.scale_ld) : 0u;
-    ptx::mbar_arrive(full);  // release: the stores above are visible to the waiting warps
   }
+}
+
+// The cursor's unit into the slot at `st` with mbarrier `full` (the whole issuing warp; lane 0 issues
+// the TMA loads and the bulk copies). Plain form: one K stage kt, B's 128 x 128-byte box, A's T x
+// 128-byte box, the scales. Pair form (kPair): K stages 2kt and 2kt + 1 (the second only below ks, the
+// tile's K stages), B as ONE 3D box of 128 rows x 2 x 128 bytes (tmap_b views B as [rows][K / 128][128]:
+// each row's 256 contiguous bytes are requested together; row r's half h lands at r * 256 + h * 128,
+// the 128-byte swizzle keyed by 128-byte segment 2r + h), A as two T x 128-byte boxes (the second past
+// K, zeros, when there is no second stage), and each K stage's scales at scale offset + 1024 h. The
+// mbarrier counts lane 0's arrive.expect_tx (TMA and bulk bytes), plus the warp's 32 arrivals (cp.async
+// completion or release of the byte loads' stores) without the bulk copies.
+template <int T, bool kPair>
+__device__ __forceinline__ void issue_stage(const GemmSm90DecodeParams& dp, const LoadCursor& lc, uint8_t* st,
+                                            uint64_t* full, int lane, int kc, bool swz, uint64_t b_policy, int ks) {
+  constexpr int kABoxOff = static_cast<int>(kPair ? gemm_sm90_decode_pair_b_bytes() : kBN * 128);
+  constexpr int kScaleOff = static_cast<int>(kPair ? gemm_sm90_decode_pair_data(T) : gemm_sm90_decode_stage_data(T));
+  constexpr uint32_t kTx = static_cast<uint32_t>(kScaleOff);  // the TMA boxes' bytes
+  const int kt0 = kPair ? 2 * lc.kt : lc.kt;
+  const int nh = kPair && kt0 + 1 < ks ? 2 : 1;
+  if (lane == 0) {
+    ptx::mbar_arrive_expect_tx(full, kTx + (dp.bulk_scales ? 1024u * nh : 0u));
+    if constexpr (kPair) {
+      ptx::tma_load_3d_hint(ptx::smem_addr(st), dp.tmap_b, 0, kt0, lc.brow, full, b_policy);
+      ptx::tma_load_2d(ptx::smem_addr(st + kABoxOff), dp.tmap_a, kt0 * kBK, lc.tok0, full);
+      ptx::tma_load_2d(ptx::smem_addr(st + kABoxOff + T * 128), dp.tmap_a, (kt0 + 1) * kBK, lc.tok0, full);
+    } else {
+      ptx::tma_load_2d_hint(ptx::smem_addr(st), dp.tmap_b, kt0 * kBK, lc.brow, full, b_policy);
+      ptx::tma_load_2d(ptx::smem_addr(st + kABoxOff), dp.tmap_a, kt0 * kBK, lc.tok0, full);
+    }
+  }
+  for (int h = 0; h < nh; ++h) issue_scales<T>(dp, lc, st + kScaleOff + 1024 * h, full, lane, kc, swz, kt0 + h);
+  if (dp.bulk_scales) return;
+  if (dp.scale_words) ptx::cp_async_mbar_arrive_noinc(ptx::smem_addr(full));
+  else ptx::mbar_arrive(full);  // release: the stores above are visible to the waiting warps
 }
 
 // One stage's B rows against the tokens: this thread's rows r0 and r0 + 8 of the stage at `st`
 // (scale tile `sc`), K steps 4b .. 4b + 3 (bytes 64b .. 64b + 63 of each row), converted into A
 // fragments (fast or exact branch per chunk) and multiplied with the na n-tiles of the token buffer
 // `tf` into acc2 (even / odd K steps).
-// kPair (variant p2): B row r's 128 bytes of this K stage at r * 256 + h * 128 of the pair slot
-// (`st` is the slot), swizzled by 128-byte segment 2r + h.
-template <Fp8Kind BK, int NT, bool kPair = false>
+// Pair form (kPair): B row r's 128 bytes of this K stage at r * 256 + hp * 128 of the slot `st`,
+// swizzled by 128-byte segment 2r + hp (hp: the stage's half of the pair).
+template <Fp8Kind BK, int NT, bool kPair>
 __device__ __forceinline__ void stage_mma(const uint8_t* st, const uint8_t* sc, const uint4* tf, int r0, int tig,
                                           int lane, const bool (&row_ok)[2], int kt, int kc, int na,
-                                          float (&acc2)[2][NT][4], int hp = 0) {
+                                          float (&acc2)[2][NT][4], int hp) {
   const uint32_t sw[2] = {*reinterpret_cast<const uint32_t*>(sc + swz_row_word(r0)),
                           *reinterpret_cast<const uint32_t*>(sc + swz_row_word(r0 + 8))};
 #pragma unroll
@@ -577,9 +525,9 @@ __device__ __forceinline__ void finish_tile(const GemmSm90DecodeParams& dp, cons
 // two token buffers, the `full` mbarriers, the group table), the mbarriers (each counts the issuing
 // lane's arrive.expect_tx, plus its warp's 32 scale cp.async arrivals without the bulk copies), the
 // group space, and the stream-K range's sizes (units W of U K stages, P CTAs taking part).
-template <int T, int kCtas, bool kPair = false>
+template <int T, int kCtas, bool kPair>
 struct Frame {
-  // kPair (variant p2): a slot holds a pair of K stages (half as many slots, twice the bytes)
+  // pair form: a slot holds two K stages (half as many slots, twice the bytes)
   static constexpr int kStages = kGemmSm90DecodeStages / kCtas / (kPair ? 2 : 1);
   static constexpr int kABoxOff = kPair ? static_cast<int>(gemm_sm90_decode_pair_b_bytes()) : kBN * 128;
   static constexpr int kStageBytes =
@@ -595,10 +543,10 @@ struct Frame {
   Space sp;
   int kc, U;
   int64_t W, P;
-  int KS;  // K stages per tile (kPair: U is the pairs of them)
+  int KS;  // K stages per tile (U: stream-K units per tile, pairs of K stages in the pair form)
 };
 
-template <int T, int kCtas, bool kPair = false>
+template <int T, int kCtas, bool kPair>
 __device__ __forceinline__ Frame<T, kCtas, kPair> frame_setup(const GemmSm90DecodeParams& dp, int tid) {
   using F = Frame<T, kCtas, kPair>;
   const GemmSm90Params& p = dp.g;
@@ -630,10 +578,9 @@ __device__ __forceinline__ Frame<T, kCtas, kPair> frame_setup(const GemmSm90Deco
 // fills (1, 2; more, as T = 32 would have, at run time), so the skipped n-tiles cost no branches.
 // kOneLoop = true (T = 32): a copy for two n-tiles (chunks of up to 16 tokens) and one stage loop for
 // every n-tile count (see the header).
-// TEMPORARY (helper dec13's measurement): kPair, the pair form (issue_stage); kLoadOnly, the loads,
-// ring and barriers without token items, conversion, mma or epilogue (wrong results, timing only).
-template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, int T, int kCtas, bool kOneLoop, bool kPair = false,
-          bool kLoadOnly = false>
+// kPair: the pair form (a ring slot of two K stages, B's rows 256 bytes per TMA request: issue_stage);
+// the stream-K units are then (tile, pair of K stages).
+template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, int T, int kCtas, bool kOneLoop, bool kPair>
 __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
   constexpr int NT = T / 8;
   using F = Frame<T, kCtas, kPair>;
@@ -653,7 +600,8 @@ __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
   // ---- loads: warp kIssueWarp fills the ring -----------------------------------------------------------------
   // The li-th unit of this CTA's range goes to slot li % kStages. The first kStages - 1 are issued up
   // front; then, right after the barrier of stage it, stage it + kStages - 1 goes to the slot of stage
-  // it - 1, which every warp has finished reading before arriving at that barrier. The cursor walks the
+  // it - 1, which every warp has finished reading before arriving at that barrier (pair form: units and
+  // slots are pairs of K stages, refilled after the barrier of a pair's first stage). The cursor walks the
   // units one at a time (no divisions per stage). (kOneLoop: every warp walks the cursor through the
   // first kStages - 1 units, only warp kIssueWarp after that; the measured form.)
   const bool issuer = warp == kIssueWarp;
@@ -701,7 +649,8 @@ __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
   const int g8 = lane >> 2, tig = lane & 3;
   // this thread's B rows r0, r0 + 8 of the tile: mma row g8 takes B row g8 / 2 + 4 (g8 % 2), so a
   // quarter warp's rows differ in bit 2 and its 16-byte loads under the 128-byte swizzle hit 32 banks
-  // (kPair: B row 2r + h's segment keys the swizzle, so a quarter warp's rows differ in bit 1 instead)
+  // (pair form: segment 2r + hp keys the swizzle, so a quarter warp's rows differ in bit 1 instead:
+  // mma row g8 takes B row ((g8 >> 1) & 1) | 2 (g8 & 1) | (g8 & 4))
   const int r0 = kPair ? 16 * warp + (((g8 >> 1) & 1) | ((g8 & 1) << 1) | (g8 & 4))
                        : 16 * warp + ((g8 >> 1) | ((g8 & 1) << 2));
   const TokItem tki = tok_item<NT>(tid);
@@ -731,7 +680,7 @@ __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
     auto stages = [&](auto nta_c) {
       constexpr int NTA = decltype(nta_c)::value;
       const int na = NTA ? NTA : nta;
-      if constexpr (kPair) {  // K stages 2 k0 .. of pairs k0 .. k1 - 1; the pair's slot waited for at its first
+      if constexpr (kPair) {  // the K stages of pairs k0 .. k1 - 1; a pair's slot waited for at its first stage
         for (int kt = 2 * k0; kt < 2 * k1 && kt < KS; ++kt) {
           const int hp = kt & 1;
           const uint32_t s = it % kStages;
@@ -741,9 +690,8 @@ __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
           // the token buffer's parity alternates over the CTA's K stages (t KS + kt counts them)
           uint8_t* tb = tokbuf + ((t * KS + kt) & 1) * kTokBytes;
           // token_items reads A at st + kBN * 128 + ...: the pair slot's A box of this K stage
-          if constexpr (!kLoadOnly)
-            token_items<AK, (NTA ? NTA : NT)>(tki, tid, na, st + F::kABoxOff + hp * T * 128 - kBN * 128, sc, tb,
-                                              arow, ti.tok_valid, kt, kc);
+          token_items<AK, (NTA ? NTA : NT)>(tki, tid, na, st + F::kABoxOff + hp * T * 128 - kBN * 128, sc, tb, arow,
+                                            ti.tok_valid, kt, kc);
           __syncthreads();  // the token buffer is whole; every warp is done with pair it - 1's slot
           if (hp == 0) {
             if constexpr (kOneLoop) {
@@ -755,36 +703,35 @@ __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
               issue_next((it + kStages - 1) % kStages);
             }
           }
-          if constexpr (!kLoadOnly)
-            stage_mma<BK, NT, true>(st, sc, reinterpret_cast<const uint4*>(tb), r0, tig, lane, row_ok, kt, kc, na,
-                                    acc2, hp);
+          stage_mma<BK, NT, true>(st, sc, reinterpret_cast<const uint4*>(tb), r0, tig, lane, row_ok, kt, kc, na, acc2,
+                                  hp);
           if (hp == 1 || kt + 1 == KS) ++it;  // the pair's last K stage
         }
-        return;
-      }
-      for (int kt = k0; kt < k1; ++kt, ++it) {
-        const uint32_t s = it % kStages, round = it / kStages;
-        const uint8_t* st = smem + s * kStageBytes;
-        const uint8_t* sc = st + kScaleOff;
-        uint8_t* tb = tokbuf + (it & 1) * kTokBytes;
-        ptx::mbar_wait(&full[s], round & 1);
-        // Token items (consumer thread i, and i + 256 when na = 4): item i < 128 na is bytes [8h, 8h + 8)
-        // of 16-byte chunk 4b + tig of token tok, i.e. K steps 2pr and 2pr + 1 (pr = 2b + h), converted into
-        // mma B fragments {lo, hi} of lane (tok % 8) * 4 + tig of n-tile tok / 8, stored as one 16-byte
-        // entry [pr][n-tile][lane] of the token buffer (a warp's items fill 512 contiguous bytes). Tokens
-        // outside the chunk and blocks past K give zeros. (With NTA > 0 the divisions are by constants.)
-        if constexpr (!kLoadOnly) token_items<AK, (NTA ? NTA : NT)>(tki, tid, na, st, sc, tb, arow, ti.tok_valid, kt, kc);
-        __syncthreads();  // the token buffer is whole; every warp is done with stage it - 1's slot
-        if constexpr (kOneLoop) {
-          if (issuer && lc.left > 0) {
-            issue((it + kStages - 1) % kStages);
-            advance();
+      } else {  // one K stage per slot
+        for (int kt = k0; kt < k1; ++kt, ++it) {
+          const uint32_t s = it % kStages, round = it / kStages;
+          const uint8_t* st = smem + s * kStageBytes;
+          const uint8_t* sc = st + kScaleOff;
+          uint8_t* tb = tokbuf + (it & 1) * kTokBytes;
+          ptx::mbar_wait(&full[s], round & 1);
+          // Token items (consumer thread i, and i + 256 when na = 4): item i < 128 na is bytes [8h, 8h + 8)
+          // of 16-byte chunk 4b + tig of token tok, i.e. K steps 2pr and 2pr + 1 (pr = 2b + h), converted into
+          // mma B fragments {lo, hi} of lane (tok % 8) * 4 + tig of n-tile tok / 8, stored as one 16-byte
+          // entry [pr][n-tile][lane] of the token buffer (a warp's items fill 512 contiguous bytes). Tokens
+          // outside the chunk and blocks past K give zeros. (With NTA > 0 the divisions are by constants.)
+          token_items<AK, (NTA ? NTA : NT)>(tki, tid, na, st, sc, tb, arow, ti.tok_valid, kt, kc);
+          __syncthreads();  // the token buffer is whole; every warp is done with stage it - 1's slot
+          if constexpr (kOneLoop) {
+            if (issuer && lc.left > 0) {
+              issue((it + kStages - 1) % kStages);
+              advance();
+            }
+          } else if (issuer) {
+            issue_next((it + kStages - 1) % kStages);
           }
-        } else if (issuer) {
-          issue_next((it + kStages - 1) % kStages);
+          stage_mma<BK, NT, false>(st, sc, reinterpret_cast<const uint4*>(tb), r0, tig, lane, row_ok, kt, kc, na, acc2,
+                                   0);
         }
-        if constexpr (!kLoadOnly)
-          stage_mma<BK, NT>(st, sc, reinterpret_cast<const uint4*>(tb), r0, tig, lane, row_ok, kt, kc, na, acc2);
       }
     };
     if (kOneLoop && nta <= 2) stages(std::integral_constant<int, 2>{});  // T = 32, chunks of up to 16 tokens
@@ -793,7 +740,7 @@ __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
     else if (nta == 2) stages(std::integral_constant<int, (NT >= 2 ? 2 : 1)>{});
     else stages(std::integral_constant<int, 0>{});
 
-    if constexpr (!kLoadOnly) finish_tile<kOutF32, NT>(dp, sk, ti, t, u, warp, lane, tig, r0, row_ok, acc2);
+    finish_tile<kOutF32, NT>(dp, sk, ti, t, u, warp, lane, tig, r0, row_ok, acc2);
     u = static_cast<int64_t>(t) * U + k1;
     ++t;
     k0 = 0;
@@ -805,20 +752,22 @@ __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
 }  // namespace mxq
 
 
-#ifndef MXQ_DECODE_NO_ENTRIES
 // extern "C" entry points, looked up by name from the embedded image (src/cuda/op_gemm.cpp):
-// mxq_gemm_sm90_decode_<A>_<B>_<D>_t<T>_x<CTAs per SM>.
-#define MXQ_GEMM_SM90_DECODE_ENTRY(NAME, ONE, AK, BK, F32, T, C)                                        \
-  extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90DecodeThreads, C)                          \
-      NAME(const __grid_constant__ mxq::GemmSm90DecodeParams p) {                                      \
-    mxq::sm90gemm::decode::decode_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, T, C, ONE>(p); \
+// mxq_gemm_sm90_decode_<A>_<B>_<D>_t<T>_x<CTAs per SM> (one K stage per slot) and
+// mxq_gemm_sm90_decode_<A>_<B>_<D>_t<T>_x2_pair (the pair form, two CTAs per SM, K % 128 == 0).
+#define MXQ_GEMM_SM90_DECODE_ENTRY(NAME, ONE, AK, BK, F32, T, C, PAIR)                                        \
+  extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90DecodeThreads, C)                                \
+      NAME(const __grid_constant__ mxq::GemmSm90DecodeParams p) {                                            \
+    mxq::sm90gemm::decode::decode_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, T, C, ONE, PAIR>(p); \
   }
-#define MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, T, ONE)                                                      \
-  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_bf16_t##T##_x1, ONE, AK, BK, false, T, 1) \
-  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_f32_t##T##_x1, ONE, AK, BK, true, T, 1)   \
-  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_bf16_t##T##_x2, ONE, AK, BK, false, T, 2) \
-  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_f32_t##T##_x2, ONE, AK, BK, true, T, 2)
-#define MXQ_GEMM_SM90_DECODE_ENTRIES(A, B, AK, BK)                \
+#define MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, T, ONE)                                                                \
+  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_bf16_t##T##_x1, ONE, AK, BK, false, T, 1, false)     \
+  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_f32_t##T##_x1, ONE, AK, BK, true, T, 1, false)       \
+  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_bf16_t##T##_x2, ONE, AK, BK, false, T, 2, false)     \
+  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_f32_t##T##_x2, ONE, AK, BK, true, T, 2, false)       \
+  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_bf16_t##T##_x2_pair, ONE, AK, BK, false, T, 2, true) \
+  MXQ_GEMM_SM90_DECODE_ENTRY(mxq_gemm_sm90_decode_##A##_##B##_f32_t##T##_x2_pair, ONE, AK, BK, true, T, 2, true)
+#define MXQ_GEMM_SM90_DECODE_ENTRIES(A, B, AK, BK)  \
   MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, 8, false)  \
   MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, 16, false) \
   MXQ_GEMM_SM90_DECODE_T(A, B, AK, BK, 32, true)
@@ -826,4 +775,3 @@ __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
 MXQ_GEMM_SM90_DECODE_ENTRIES(e4m3, e4m3, E4M3, E4M3)
 MXQ_GEMM_SM90_DECODE_ENTRIES(e4m3, e5m2, E4M3, E5M2)
 MXQ_GEMM_SM90_DECODE_ENTRIES(e5m2, e4m3, E5M2, E4M3)
-#endif  // MXQ_DECODE_NO_ENTRIES

@@ -136,7 +136,8 @@ constexpr int kGemmSm90BPrepTableThreads = 256;
 // loads); its work is a contiguous range of (tile, 128-wide K stage) units, a tile being 128 rows of
 // B[g] against up to T tokens of group g (T = 8, 16 or 32, one kernel each). Tiles whose K stages
 // two or more CTAs share are summed through the workspace (fp32 partials, a counter per tile and
-// warp), in CTA order. Built for 1 or 2 CTAs per SM (`_x1` / `_x2`), the ring 8 / CTAs deep.
+// warp), in CTA order. Built for 1 or 2 CTAs per SM (`_x1` / `_x2`), the ring 8 / CTAs deep; with two
+// CTAs per SM and K % 128 == 0 the pair form (`_x2_pair`: a slot of two K stages, see below).
 constexpr int kGemmSm90DecodeThreads = 256;
 constexpr int kGemmSm90DecodeTileN = 128;    // B rows per tile
 constexpr int kGemmSm90DecodeTileK = 128;    // K per ring stage: one 128-byte TMA box per operand
@@ -154,8 +155,9 @@ constexpr int64_t gemm_sm90_decode_smem_bytes(int t, int ctas_per_sm, int64_t gr
   return 1024 + (kGemmSm90DecodeStages / ctas_per_sm) * (gemm_sm90_decode_stage_bytes(t) + 8) +
          2 * 256 * int64_t(t) + 3 * 4 * (groups + 1);
 }
-// TEMPORARY (helper dec13's variant p2): a ring slot of two K stages: B's 128 rows x 256 bytes (one 3D
-// box), A's two T x 128-byte boxes, then each K stage's scales (B tile 512 bytes, A tile 512 bytes).
+// The pair form (`_x2_pair`, K % 128 == 0): a ring slot of two K stages, B's 128 rows x 256 bytes (one
+// 3D box), A's two T x 128-byte boxes, then each K stage's scales (B tile 512 bytes, A tile 512 bytes);
+// half as many slots (8 / CTAs per SM / 2), at most the plain form's shared memory.
 constexpr int64_t gemm_sm90_decode_pair_b_bytes() { return 128 * 256; }
 constexpr int64_t gemm_sm90_decode_pair_data(int t) { return gemm_sm90_decode_pair_b_bytes() + 2 * int64_t(t) * 128; }
 constexpr int64_t gemm_sm90_decode_pair_bytes(int t) { return (gemm_sm90_decode_pair_data(t) + 2048 + 1023) / 1024 * 1024; }

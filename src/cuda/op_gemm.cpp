@@ -158,29 +158,21 @@ int decode_tokens(const GemmDesc& d) {
   const int64_t avg = layout::ceil_div(d.m, std::max<int64_t>(1, d.num_groups));
   return avg <= 4 ? 8 : avg <= 8 ? 16 : 32;
 }
-// TEMPORARY (helper dec13's measurement): MXQ_DECODE_VAR=p2 (pair form: a ring slot of two K stages,
-// B as one 3D box of 128 rows x 256 bytes; K % 128 == 0 only, else the plain form), lo / p2lo (loads
-// only, wrong results: E4M3 x E4M3, bf16 output only, else the plain form). "" the plain form.
-std::string decode_var(const GemmDesc& d) {
-  const char* env = std::getenv("MXQ_DECODE_VAR");
-  std::string v = env ? env : "";
-  if (v != "p2" && v != "lo" && v != "p2lo") return {};
-  if (v.rfind("p2", 0) == 0 && d.k % 128 != 0) return {};
-  if ((v == "lo" || v == "p2lo") &&
-      !(d.a_dtype == MXQ_DTYPE_E4M3 && d.b_dtype == MXQ_DTYPE_E4M3 && d.d_dtype == MXQ_DTYPE_BF16))
-    return {};
-  return v;
-}
-int64_t decode_smem(const GemmDesc& d, int t, int ctas) {
-  return decode_var(d).rfind("p2", 0) == 0 ? gemm_sm90_decode_pair_smem_bytes(t, ctas, d.num_groups)
-                                           : gemm_sm90_decode_smem_bytes(t, ctas, d.num_groups);
-}
-// Two CTAs per SM (4-deep rings) when two fit in shared memory, else one (8-deep ring).
+// Two CTAs per SM (4-deep rings) when two fit in shared memory, else one (8-deep ring). (The pair
+// form below needs at most this shared memory, so the count holds for it too.)
 int decode_ctas_per_sm(const GemmDesc& d, const DeviceInfo& dev) {
   if (const char* env = std::getenv("MXQ_GEMM_SM90_DECODE_CTAS"); env && (std::string(env) == "1" || std::string(env) == "2"))
     return std::atoi(env);
   const int64_t per_sm = dev.smem_optin + 1024;  // one CTA may take all but the 1 KiB the SM reserves per CTA
-  return 2 * (decode_smem(d, decode_tokens(d), 2) + 64 + 1024) <= per_sm ? 2 : 1;
+  return 2 * (gemm_sm90_decode_smem_bytes(decode_tokens(d), 2, d.num_groups) + 64 + 1024) <= per_sm ? 2 : 1;
+}
+// The pair form (a ring slot of two K stages, each B row's 256 bytes one TMA request; E64 x 16 0.386
+// -> 0.362 ms, docs/PERFORMANCE.md, eleventh session): two CTAs per SM (measured slower with one) and
+// B viewed as [rows][K / 128][128] (K % 128 == 0). Its shared memory is at most the plain form's.
+bool decode_pair(const GemmDesc& d, int ctas) { return ctas == 2 && d.k % 128 == 0; }
+int64_t decode_smem(const GemmDesc& d, int t, int ctas) {
+  return decode_pair(d, ctas) ? gemm_sm90_decode_pair_smem_bytes(t, ctas, d.num_groups)
+                              : gemm_sm90_decode_smem_bytes(t, ctas, d.num_groups);
 }
 // Tiles of any split of M rows into G groups: each group adds at most one partial token chunk.
 int64_t decode_max_tiles(const GemmDesc& d, int t) {
@@ -472,9 +464,9 @@ class GemmSm90Decode final : public OpImpl {
  public:
   GemmSm90Decode(const GemmDesc& d, Device& dev)
       : d_(d), dev_(dev), tokens_(decode_tokens(d)), ctas_(decode_ctas_per_sm(d, dev.info())) {
-    var_ = decode_var(d);
-    kname_ = fmt::format("mxq_gemm_sm90_decode_{}_{}_{}_t{}_x{}{}{}", fp8_tag(d.a_dtype), fp8_tag(d.b_dtype),
-                         d.d_dtype == MXQ_DTYPE_FP32 ? "f32" : "bf16", tokens_, ctas_, var_.empty() ? "" : "_", var_);
+    pair_ = decode_pair(d, ctas_);
+    kname_ = fmt::format("mxq_gemm_sm90_decode_{}_{}_{}_t{}_x{}{}", fp8_tag(d.a_dtype), fp8_tag(d.b_dtype),
+                         d.d_dtype == MXQ_DTYPE_FP32 ? "f32" : "bf16", tokens_, ctas_, pair_ ? "_pair" : "");
     fn_ = dev.kernel(kname_.c_str());
     base_ = sm90_base_params(d, d.num_groups);
     base_.rows_total = d.m;
@@ -486,9 +478,10 @@ class GemmSm90Decode final : public OpImpl {
   size_t workspace_bytes() const override { return decode_workspace(d_, tokens_, grid_); }
   std::string name() const override { return kname_; }
   std::string reason() const override {
-    return fmt::format("kernel {}: B streamed by TMA through a {}-deep ring, converted exactly to bf16, mma.sync "
+    return fmt::format("kernel {}: B streamed by TMA through a {}-deep ring{}, converted exactly to bf16, mma.sync "
                        "against up to {} tokens per tile, stream-K over {} CTAs ({} per SM)",
-                       kname_, kGemmSm90DecodeStages / ctas_, tokens_, grid_, ctas_);
+                       kname_, kGemmSm90DecodeStages / ctas_ / (pair_ ? 2 : 1),
+                       pair_ ? " of K-stage pairs (256 bytes of each B row per request)" : "", tokens_, grid_, ctas_);
   }
 
   size_t required_alignment(mxqArgSlot_t slot) const override {
@@ -536,17 +529,14 @@ class GemmSm90Decode final : public OpImpl {
     // B's L2 promotion: at T = 32, 128 bytes (one box row): 256 bytes fetched lines that B's evict_first
     // policy evicted before the next stage used them (E64 x 16: DRAM reads 1.13 GB for 0.98 GB of data,
     // 0.98 GB with 128). At T <= 16 the 256-byte promotion measured faster (docs/PERFORMANCE.md).
-    if (var_.rfind("p2", 0) == 0) {
-      // TEMPORARY (variant p2): B as [rows][K / 128][128], boxes of 128 rows x 2 x 128 bytes (each row's
-      // 256 contiguous bytes); L2 promotion 256 bytes (MXQ_DECODE_PROMO=128: 128).
-      const char* pe = std::getenv("MXQ_DECODE_PROMO");
-      const bool p128 = pe && std::string(pe) == "128";
+    if (pair_) {
+      // The pair form: B as [rows][K / 128][128], boxes of 128 rows x 2 x 128 bytes (each row's 256
+      // contiguous bytes together); L2 promotion 256 bytes (128 measured the same).
       const uint64_t dims[3] = {128, static_cast<uint64_t>(d_.k / 128), static_cast<uint64_t>(d_.num_groups * d_.n)};
       const uint64_t strides[2] = {128, static_cast<uint64_t>(d_.k)};
       const uint32_t box[3] = {128, 2, static_cast<uint32_t>(kGemmSm90DecodeTileN)};
       encode_tma_tiled(dp.tmap_b, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, p.b, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B,
-                       p128 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B : CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                       "grouped GEMM decode B (pairs)");
+                       CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "grouped GEMM decode B (pairs of K stages)");
     } else {
       encode_tma_2d(dp.tmap_b, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, p.b, d_.k, d_.num_groups * d_.n, 128,
                     kGemmSm90DecodeTileN, CU_TENSOR_MAP_SWIZZLE_128B, "grouped GEMM decode B",
@@ -568,7 +558,7 @@ class GemmSm90Decode final : public OpImpl {
   Device& dev_;
   int tokens_;
   int ctas_;
-  std::string var_;  // TEMPORARY: MXQ_DECODE_VAR (decode_var)
+  bool pair_ = false;  // the pair form (decode_pair)
   CUfunction fn_ = nullptr;
   std::string kname_;
   GemmSm90Params base_{};

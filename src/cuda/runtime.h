@@ -83,8 +83,9 @@ void check(CUresult r, const char* what);
 void encode_tma_2d(uint8_t (&out)[128], CUtensorMapDataType dtype, int64_t elem_bytes, const void* base, int64_t cols,
                    int64_t rows, uint32_t box_cols, uint32_t box_rows, CUtensorMapSwizzle swizzle, const char* what,
                    CUtensorMapL2promotion promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
-// TEMPORARY (helper dec13's variant p2): a tiled map of rank 2 or 3 (element strides 1) from explicit
-// extents, byte strides of dimensions 1.., box and L2 promotion.
+// A tiled TMA descriptor of rank 2 or 3 (element strides 1) from explicit extents (dims[0] innermost),
+// byte strides of dimensions 1 .. rank - 1, box, swizzle and L2 promotion (e.g. a row-major matrix
+// viewed as [rows][cols / c][c], the decode GEMM's pair form); throws CUDA_ERROR naming `what`.
 void encode_tma_tiled(uint8_t (&out)[128], CUtensorMapDataType dtype, uint32_t rank, const void* base,
                       const uint64_t* dims, const uint64_t* strides, const uint32_t* box, CUtensorMapSwizzle swizzle,
                       CUtensorMapL2promotion promotion, const char* what);
