@@ -380,7 +380,13 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
   };
   auto item_work = [&](int i) {
     Work w;
-    const int qi = i % nqb, bh = i / nqb;
+    int qi = i % nqb, bh = i / nqb;
+    if constexpr (kPersist) {  // sections of sec_heads (batch, head) pairs, query block outer within one
+      const int per = p.sec_heads * nqb, sec = i / per, j = i - sec * per;
+      const int gs = min(p.sec_heads, p.heads_q * p.batch - sec * p.sec_heads);
+      qi = j / gs;
+      bh = sec * p.sec_heads + (j - qi * gs);
+    }
     // Causal masks make late query blocks the longest: start them first.
     w.qb = p.mask != kMaskNone ? nqb - 1 - qi : qi;
     w.h = bh % p.heads_q;

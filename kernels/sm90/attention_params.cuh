@@ -43,6 +43,7 @@ struct alignas(64) AttnFwdSm90Params {
   uint32_t* tile_state;
   int32_t n_units;           // B * Hkv * kv_pad / 128
   int32_t quota;             // units each CTA's converter warps take from the counter at most (per item taken)
+  int32_t sec_heads;         // the persistent kernel's item order: sections of this many (batch, head) pairs
 };
 
 // Geometry shared with the launcher: a CTA owns 128 query rows of one (batch, head): a producer

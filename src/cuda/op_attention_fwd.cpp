@@ -80,6 +80,18 @@ class AttnFwdSm90 final : public OpImpl {
     base_.scale_log2 = static_cast<float>(static_cast<double>(d.softmax_scale) * 1.4426950408889634);
     base_.p_scale = d.p_scale;
     base_.log2_p_scale = static_cast<float>(std::log2(static_cast<double>(d.p_scale)));
+    base_.sec_heads = 1;
+    {  // TEMPORARY switch (attnf12): item order of the persistent kernel under a mask
+      const char* x = std::getenv("MXQ_ATTN_FWD_X");
+      const int xv = x ? std::atoi(x) : 0;
+      const int64_t heads = d.batch * d.heads_q, group = d.heads_q / d.heads_kv;
+      const int64_t kv_head_bytes = 2 * int64_t(base_.kv_pad) * d.head_dim * 2;
+      int64_t sec = 1;
+      if (xv == 1) sec = std::max<int64_t>(1, (int64_t(16) << 20) / kv_head_bytes) * group;
+      if (xv == 2) sec = std::max<int64_t>(1, (int64_t(32) << 20) / kv_head_bytes) * group;
+      if (xv == 3) sec = heads;
+      if (persist_ && d.mask != MXQ_ATTN_MASK_NONE) base_.sec_heads = static_cast<int32_t>(std::min(sec, heads));
+    }
   }
 
   std::string name() const override { return kname_; }
