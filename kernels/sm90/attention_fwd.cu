@@ -301,6 +301,21 @@ __device__ __forceinline__ void attn_zero_body(const AttnFwdSm90Params& p) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i <= p.n_units + 1; i += gridDim.x * blockDim.x) p.tile_state[i] = 0u;
 }
 
+// Index i over lanes x per positions, in sections: sections of G lanes over the first lanes - T lanes,
+// then one of the last T, each section position-major (all its lanes at position 0, then 1, ...).
+__device__ __forceinline__ void sec_map(int i, int per, int lanes, int G, int T, int& lane, int& pos) {
+  const int base = lanes - T;
+  if (i < base * per) {
+    const int sec = i / (G * per), j = i - sec * G * per, gs = min(G, base - sec * G);
+    pos = j / gs;
+    lane = sec * G + (j - pos * gs);
+  } else {
+    const int j = i - base * per;
+    pos = j / T;
+    lane = base + (j - pos * T);
+  }
+}
+
 // Descriptor of an N-major B operand 128 wide (two 64-column panels kPanelBytes apart): leading byte
 // offset = the panel stride, stride byte offset = 1024 between 8-row groups, 128-byte swizzle. Its
 // low word (start address, leading byte offset), computed once per tile; the high word is the K-major
@@ -381,12 +396,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
   auto item_work = [&](int i) {
     Work w;
     int qi = i % nqb, bh = i / nqb;
-    if constexpr (kPersist) {  // sections of sec_heads (batch, head) pairs, query block outer within one
-      const int per = p.sec_heads * nqb, sec = i / per, j = i - sec * per;
-      const int gs = min(p.sec_heads, p.heads_q * p.batch - sec * p.sec_heads);
-      qi = j / gs;
-      bh = sec * p.sec_heads + (j - qi * gs);
-    }
+    if constexpr (kPersist) sec_map(i, nqb, p.heads_q * p.batch, p.sec_heads, p.tail_heads, bh, qi);
     // Causal masks make late query blocks the longest: start them first.
     w.qb = p.mask != kMaskNone ? nqb - 1 - qi : qi;
     w.h = bh % p.heads_q;
@@ -548,7 +558,12 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
                 own_tried = true;
                 if (own_t < tpe && atomicCAS(state + own_e * tpe + own_t, 0u, 1u) == 0u) u = own_e * tpe + own_t;
               } else if (!exhausted && converted < allowed) {
-                const int v = static_cast<int>(atomicAdd(state + p.n_units, 1u));
+                int v = static_cast<int>(atomicAdd(state + p.n_units, 1u));
+                if (kPersist && p.conv_sec && v < p.n_units) {
+                  int e_, t_;
+                  sec_map(v, tpe, p.n_units / tpe, p.sec_heads / group, p.tail_heads / group, e_, t_);
+                  v = e_ * tpe + t_;
+                }
                 if (v >= p.n_units) exhausted = true;
                 else if (atomicCAS(state + v, 0u, 1u) == 0u) {
                   u = v;

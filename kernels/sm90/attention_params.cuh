@@ -43,7 +43,9 @@ struct alignas(64) AttnFwdSm90Params {
   uint32_t* tile_state;
   int32_t n_units;           // B * Hkv * kv_pad / 128
   int32_t quota;             // units each CTA's converter warps take from the counter at most (per item taken)
-  int32_t sec_heads;         // the persistent kernel's item order: sections of this many (batch, head) pairs
+  int32_t sec_heads;         // the persistent kernel's item order: sections of this many (batch, head) pairs,
+  int32_t tail_heads;        //   and a last section of tail_heads pairs (0: none)
+  int32_t conv_sec;          // the unit counter follows the same sections (over KV entries)
 };
 
 // Geometry shared with the launcher: a CTA owns 128 query rows of one (batch, head): a producer
