@@ -38,8 +38,10 @@
 //     a CTA that is not running. Conversion moved off the critical path costs issue slots instead:
 //     at D = 64 (half the tensor work per converted element) that was slower (PERFORMANCE.md);
 //   - the D = 128 kernel is also persistent (kPersist): one CTA per SM walks the work items (128
-//     query rows of one (batch, head), in the order the hardware runs the non-persistent grid,
-//     taken from a counter once the previous item's loads are issued), so the next item's first
+//     query rows of one (batch, head), head after head as the hardware runs the non-persistent grid,
+//     except under a mask the heads of the last 16 MiB of K/V, whose items run longest first across
+//     those heads, with the unit counter in the same order: sec_map; taken from a counter once the
+//     previous item's loads are issued), so the next item's first
 //     K/V tiles load while the math warpgroups finish the current one, and no CTA launch or
 //     barrier setup sits between items. Its producer threads wait on mbarriers with a suspend
 //     hint and its converter warps poll from one thread (kLean), so their waits take no issue
@@ -301,6 +303,24 @@ __device__ __forceinline__ void attn_zero_body(const AttnFwdSm90Params& p) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i <= p.n_units + 1; i += gridDim.x * blockDim.x) p.tile_state[i] = 0u;
 }
 
+// Index i over lanes x per positions, in sections: sections of G lanes over the first lanes - T lanes,
+// then one of the last T, each section position-major (all its lanes at position 0, then 1, ...); a
+// bijection onto (lane, pos). Work items: lanes = (batch, head) pairs, positions = query blocks
+// (longest first under a mask); units: lanes = KV entries, positions = key tiles (G and T over Hq / Hkv).
+// G = 1, T = 0: lane-major, the order of the non-persistent grid and of the units.
+__device__ __forceinline__ void sec_map(int i, int per, int lanes, int G, int T, int& lane, int& pos) {
+  const int base = lanes - T;
+  if (i < base * per) {
+    const int sec = i / (G * per), j = i - sec * G * per, gs = min(G, base - sec * G);
+    pos = j / gs;
+    lane = sec * G + (j - pos * gs);
+  } else {
+    const int j = i - base * per;
+    pos = j / T;
+    lane = base + (j - pos * T);
+  }
+}
+
 // Descriptor of an N-major B operand 128 wide (two 64-column panels kPanelBytes apart): leading byte
 // offset = the panel stride, stride byte offset = 1024 between 8-row groups, 128-byte swizzle. Its
 // low word (start address, leading byte offset), computed once per tile; the high word is the K-major
@@ -315,7 +335,8 @@ __device__ __forceinline__ uint32_t desc_nmajor128_lo(uint32_t smem_addr) {
 // see convert_unit_staged), else by the prepass. kProdRegs / kMathRegs: the setmaxnreg split
 // (128 x kProdRegs + 256 x kMathRegs <= 384 x 168, the registers the CTA is launched with).
 // kPersist (kInline only): one CTA per SM walks work items (128 query rows of one (batch, head), in
-// the order the hardware would run the non-persistent grid); the first item of CTA i is i, the next
+// the order the hardware would run the non-persistent grid, except for the sections of p.sec_heads /
+// p.tail_heads: sec_map); the first item of CTA i is i, the next
 // ones come from a counter (p.tile_state[n_units + 1], zeroed with the state words). The TMA thread
 // takes each item, publishes it in a two-slot ring (mbarriers item_full / item_empty) that the math
 // warpgroups read, and streams its K/V tiles through the same stage ring as the previous item's
@@ -367,7 +388,8 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 
   const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31, warp = (tid >> 5) & 3;
   // Work items: linear index i -> query block (fastest), head, batch, as the hardware orders the
-  // non-persistent grid (nqb x Hq x B).
+  // non-persistent grid (nqb x Hq x B); kPersist: query block outer within each section of heads
+  // (sec_map; the launcher's sections, PERFORMANCE.md eleventh session).
   const int nqb = kPersist ? (p.seqlen_q + kRowsQ - 1) / kRowsQ : static_cast<int>(gridDim.x);
   const int n_items = kPersist ? nqb * p.heads_q * p.batch : 0x7FFFFFFF;
   const int first_item =
@@ -380,7 +402,8 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
   };
   auto item_work = [&](int i) {
     Work w;
-    const int qi = i % nqb, bh = i / nqb;
+    int qi = i % nqb, bh = i / nqb;
+    if constexpr (kPersist) sec_map(i, nqb, p.heads_q * p.batch, p.sec_heads, p.tail_heads, bh, qi);
     // Causal masks make late query blocks the longest: start them first.
     w.qb = p.mask != kMaskNone ? nqb - 1 - qi : qi;
     w.h = bh % p.heads_q;
@@ -542,7 +565,12 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
                 own_tried = true;
                 if (own_t < tpe && atomicCAS(state + own_e * tpe + own_t, 0u, 1u) == 0u) u = own_e * tpe + own_t;
               } else if (!exhausted && converted < allowed) {
-                const int v = static_cast<int>(atomicAdd(state + p.n_units, 1u));
+                int v = static_cast<int>(atomicAdd(state + p.n_units, 1u));
+                if (kPersist && p.conv_sec && v < p.n_units) {  // the units in the items' order of sections
+                  int e_, t_;
+                  sec_map(v, tpe, p.n_units / tpe, p.sec_heads / group, p.tail_heads / group, e_, t_);
+                  v = e_ * tpe + t_;
+                }
                 if (v >= p.n_units) exhausted = true;
                 else if (atomicCAS(state + v, 0u, 1u) == 0u) {
                   u = v;

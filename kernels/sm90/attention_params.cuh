@@ -43,6 +43,13 @@ struct alignas(64) AttnFwdSm90Params {
   uint32_t* tile_state;
   int32_t n_units;           // B * Hkv * kv_pad / 128
   int32_t quota;             // units each CTA's converter warps take from the counter at most (per item taken)
+  // The persistent kernel's item order (sec_map in attention_fwd.cu): sections of sec_heads (batch,
+  // head) pairs, then one last section of tail_heads pairs (0: none), query block outer within a
+  // section; conv_sec: the converters' unit counter follows the same sections over the KV entries
+  // (sec_heads and tail_heads then multiples of Hq / Hkv).
+  int32_t sec_heads;
+  int32_t tail_heads;
+  int32_t conv_sec;
 };
 
 // Geometry shared with the launcher: a CTA owns 128 query rows of one (batch, head): a producer

@@ -80,6 +80,22 @@ class AttnFwdSm90 final : public OpImpl {
     base_.scale_log2 = static_cast<float>(static_cast<double>(d.softmax_scale) * 1.4426950408889634);
     base_.p_scale = d.p_scale;
     base_.log2_p_scale = static_cast<float>(std::log2(static_cast<double>(d.p_scale)));
+    // The persistent kernel's order under a mask (PERFORMANCE.md, eleventh session): the (batch, head)
+    // pairs of the last 16 MiB of bf16 K/V (at least one KV head's query heads) form one section whose
+    // items run longest first across all of its heads (head after head, the longest items of the last
+    // heads started late and ran on alone at the end), and the converters' unit counter follows the
+    // same order (else those heads' units are not converted ahead). Without a mask: head after head.
+    base_.sec_heads = 1;
+    base_.tail_heads = 0;
+    base_.conv_sec = 0;
+    if (persist_ && d.mask != MXQ_ATTN_MASK_NONE) {
+      const int64_t heads = d.batch * d.heads_q, group = d.heads_q / d.heads_kv;
+      const int64_t kv_head_bytes = 2 * int64_t(base_.kv_pad) * d.head_dim * 2;
+      base_.sec_heads = static_cast<int32_t>(group);
+      base_.tail_heads =
+          static_cast<int32_t>(std::min(heads, std::max<int64_t>(1, (int64_t(16) << 20) / kv_head_bytes) * group));
+      base_.conv_sec = 1;
+    }
   }
 
   std::string name() const override { return kname_; }

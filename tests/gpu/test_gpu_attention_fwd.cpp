@@ -471,6 +471,21 @@ TEST_CASE("gpu attention fwd: GQA / MQA, BSHD, LINEAR scales, softmax scale", "[
   check_case(c);
 }
 
+// Under a mask the persistent D = 128 kernel runs the (batch, head) pairs of the last 16 MiB of bf16
+// K/V as one section, longest query blocks first across its heads, the heads before it in sections of
+// one KV head's query heads, and its converters take K/V units in the same order (sec_map in
+// kernels/sm90/attention_fwd.cu). Every shape above fits in one section; here 10 KV heads of 4096 keys
+// (2 MiB each) make 2 sections of 2 query heads, then a last one of 16.
+TEST_CASE("gpu attention fwd: many heads under a mask (sections of the persistent order)", "[gpu][attention][fwd]") {
+  Case c;
+  c.Hq = 20;
+  c.Hkv = 10;
+  c.Sq = 130;
+  c.Skv = 4096;
+  c.mask = MXQ_ATTN_MASK_CAUSAL_BOTTOM_RIGHT;
+  check_case(c);
+}
+
 TEST_CASE("gpu attention fwd: variable-length packed sequences", "[gpu][attention][fwd]") {
   for (bool swz : {true, false})
     for (auto mask : {MXQ_ATTN_MASK_NONE, MXQ_ATTN_MASK_CAUSAL_BOTTOM_RIGHT}) {

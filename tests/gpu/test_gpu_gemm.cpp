@@ -49,6 +49,7 @@ struct Case {
   // does not use the hint's 32x32 promise yet). Without it the BF16-path kernel runs.
   bool hint_2d = false;
   int scale_e_max = 134;  // scale exponents 120..scale_e_max (> 134: the BF16 path's exact branch)
+  int a_scale_shift = 0;  // M-grouped / dense: added to A's scale exponents, subtracted from B's
   int64_t ws_limit = -1;  // >= 0: MXQ_GEMM_ATTR_WORKSPACE_LIMIT
   bool repeat = false;    // run the GPU plan a second time from the same D: the bits must not change
 };
@@ -160,6 +161,7 @@ void run_one(const Case& c, mxqHandle_t gpu, mxqHandle_t cpu) {
   for (auto& v : b) v = random_fp8(rng, c.b);
   // Scale exponents around 2^0 with spread, so scale handling errors are not hidden.
   std::uniform_int_distribution<int> e_dist(120, c.scale_e_max);
+  REQUIRE((120 - std::abs(c.a_scale_shift) >= 0 && c.scale_e_max + std::abs(c.a_scale_shift) <= 254));
 
   // Group ends and owner / scale row of each A row.
   std::vector<int64_t> ends;
@@ -207,7 +209,7 @@ void run_one(const Case& c, mxqHandle_t gpu, mxqHandle_t cpu) {
       if (scale_row[r] < 0) continue;
       for (int64_t j = 0; j < kc; ++j)
         as[static_cast<size_t>(swz ? swizzled_offset(scale_row[r], j, kcpad) : scale_row[r] * kc + j)] =
-            static_cast<uint8_t>(e_dist(rng));
+            static_cast<uint8_t>(e_dist(rng) + c.a_scale_shift);
     }
     const int64_t b_entry = scale_bytes(swz, c.n, kc);
     bs.assign(static_cast<size_t>(G * b_entry), 0xFF);
@@ -215,7 +217,7 @@ void run_one(const Case& c, mxqHandle_t gpu, mxqHandle_t cpu) {
       for (int64_t r = 0; r < c.n; ++r)
         for (int64_t j = 0; j < kc; ++j)
           bs[static_cast<size_t>(g * b_entry + (swz ? swizzled_offset(r, j, kcpad) : r * kc + j))] =
-              static_cast<uint8_t>(e_dist(rng));
+              static_cast<uint8_t>(e_dist(rng) - c.a_scale_shift);
   }
 
   std::vector<uint8_t> offs;
@@ -912,6 +914,26 @@ TEST_CASE("gpu gemm: decode, exact branch and the rule's boundary", "[gpu][gemm]
   run_decode_case(edge, h.gpu, h.cpu, true);
   edge.m = 132;
   run_decode_case(edge, h.gpu, h.cpu, false);
+}
+
+// Scale exponents far from 2^0 on both operands, their products near 2^0 (finite results): A's 2^-97
+// .. 2^-83 against B's 2^83 .. 2^97 and the reverse, and a shift of 60. A scale beyond the fast
+// conversion's one-multiply range sends the decode kernel's B rows or tokens to its exact branch; the
+// other decode cases' scales (2^-7 .. 2^7) stay on the fast one.
+TEST_CASE("gpu gemm: decode, scales far from 2^0 on both operands", "[gpu][gemm][decode]") {
+  Handles h;
+  Case c;
+  c.group_sizes = {16, 9, 0, 16, 24, 1, 16, 16};
+  c.m = sum_of(c.group_sizes);
+  c.n = 256;
+  c.k = 1056;  // 33 blocks: a partial last stage
+  c.d = MXQ_DTYPE_FP32;
+  for (int shift : {-90, 90, -60}) {
+    c.a_scale_shift = shift;
+    c.b = shift == 90 ? MXQ_DTYPE_E5M2 : MXQ_DTYPE_E4M3;
+    INFO("A scale shift " << shift);
+    run_decode_case(c, h.gpu, h.cpu);
+  }
 }
 
 // Thousands of groups: two CTAs per SM no longer fit their group tables, so one CTA per SM runs
