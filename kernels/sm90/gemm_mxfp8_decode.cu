@@ -677,6 +677,18 @@ __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
     const int nta = (ti.tok_valid + 7) >> 3;
 
     // The K stages k0 .. k1 - 1 of the tile with NTA n-tiles (0: nta, not known at compile time).
+    // After a stage's barrier: the issuing warp refills the slot every warp has just left (that of
+    // slot it - 1) with the stage kStages - 1 ahead.
+    auto refill = [&](uint32_t it_now) {
+      if constexpr (kOneLoop) {
+        if (issuer && lc.left > 0) {
+          issue((it_now + kStages - 1) % kStages);
+          advance();
+        }
+      } else if (issuer) {
+        issue_next((it_now + kStages - 1) % kStages);
+      }
+    };
     auto stages = [&](auto nta_c) {
       constexpr int NTA = decltype(nta_c)::value;
       const int na = NTA ? NTA : nta;
@@ -693,16 +705,7 @@ __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
           token_items<AK, (NTA ? NTA : NT)>(tki, tid, na, st + F::kABoxOff + hp * T * 128 - kBN * 128, sc, tb, arow,
                                             ti.tok_valid, kt, kc);
           __syncthreads();  // the token buffer is whole; every warp is done with pair it - 1's slot
-          if (hp == 0) {
-            if constexpr (kOneLoop) {
-              if (issuer && lc.left > 0) {
-                issue((it + kStages - 1) % kStages);
-                advance();
-              }
-            } else if (issuer) {
-              issue_next((it + kStages - 1) % kStages);
-            }
-          }
+          if (hp == 0) refill(it);
           stage_mma<BK, NT, true>(st, sc, reinterpret_cast<const uint4*>(tb), r0, tig, lane, row_ok, kt, kc, na, acc2,
                                   hp);
           if (hp == 1 || kt + 1 == KS) ++it;  // the pair's last K stage
@@ -721,14 +724,7 @@ __device__ __forceinline__ void decode_body(const GemmSm90DecodeParams& dp) {
           // outside the chunk and blocks past K give zeros. (With NTA > 0 the divisions are by constants.)
           token_items<AK, (NTA ? NTA : NT)>(tki, tid, na, st, sc, tb, arow, ti.tok_valid, kt, kc);
           __syncthreads();  // the token buffer is whole; every warp is done with stage it - 1's slot
-          if constexpr (kOneLoop) {
-            if (issuer && lc.left > 0) {
-              issue((it + kStages - 1) % kStages);
-              advance();
-            }
-          } else if (issuer) {
-            issue_next((it + kStages - 1) % kStages);
-          }
+          refill(it);
           stage_mma<BK, NT, false>(st, sc, reinterpret_cast<const uint4*>(tb), r0, tig, lane, row_ok, kt, kc, na, acc2,
                                    0);
         }
