@@ -39,8 +39,12 @@
 // M / 128 m-tiles would convert the same B stages again) cannot use the ring's slots, which the
 // producer is refilling with the next tile's stages: they stage in 8 boxes of their own after the A
 // boxes (4 per warpgroup: a bf16 block in one pass, fp32 in two), and a warpgroup waits only for the
-// TMA unit to have read its previous tile's boxes. Every other plan, and K-grouped plans that
-// accumulate or whose D is not 16-byte aligned row by row, store the fragments directly
+// TMA unit to have read its previous tile's boxes. M-grouped and dense tiles with B dequantized ahead
+// and K <= 4096 (the `_bpre_tma` entry points, same kBpStore staging: fprop E32 +2.7%, where a tile
+// is 64 K stages; longer tiles measured slower, docs/PERFORMANCE.md "Eleventh session") do the same,
+// with D seen as [1, rows_total, N]: a warpgroup whose 64 rows run past its group's end copies the
+// valid rows of each staged box out itself (the tensor map cannot clip there). Every other plan, and
+// plans that accumulate or whose D is not 16-byte aligned row by row, store the fragments directly
 // (store_acc_tile).
 //
 // Layout of a thread's data. A: thread (warp w, lane l) of consumer c owns rows r0 = 64c + 16w +
@@ -158,9 +162,15 @@ __device__ __forceinline__ void wgmma_bf16_rs_n256(float (&d)[128], const uint32
 // [groups, M, N]: rows past M and columns past N are clipped by the tensor map, so nothing is masked.
 // The caller waits for the TMA unit's reads before the boxes are written again for anything else.
 constexpr int kWgBarrier0 = 2;  // named barriers 2, 3: one math warpgroup's 128 threads
-template <bool kOutF32, int kNb>
+// kRowsMasked (M-grouped / dense tiles, D seen as [1, rows_total, N]): a warpgroup whose 64 rows
+// run past its group's (or batch entry's) last row, `wg_rows` < 64, must not write the rows after
+// them (the next group's), which the tensor map cannot clip: its 128 threads copy the valid rows
+// of each staged box out with 16-byte stores instead (rows of whole 16-byte units: the launcher's
+// condition), the box's buffer then free after the warpgroup's next barrier.
+template <bool kOutF32, int kNb, bool kRowsMasked = false>
 __device__ __forceinline__ void store_tile_tma(const GemmSm90TmaParams& tp, const TileInfo& ti, uint8_t* stage, int cw,
-                                               int warp_in_wg, int lane, const float (&acc)[2][64]) {
+                                               int warp_in_wg, int lane, const float (&acc)[2][64],
+                                               int wg_rows = 64) {
   constexpr int kBoxes = kOutF32 ? 8 : 4;
   constexpr int kBoxCols = kOutF32 ? 32 : 64;
   constexpr int kBlocks = kBoxCols / 8;  // 8-column accumulator blocks per box
@@ -193,9 +203,23 @@ __device__ __forceinline__ void store_tile_tma(const GemmSm90TmaParams& tp, cons
     }
     ptx::fence_proxy_async_shared();  // this thread's staging stores -> the TMA unit's reads
     ptx::named_barrier_sync(bar, 128);
-    if (issuer) {
-      ptx::tma_store_3d(tp.tmap_d, ptx::smem_addr(buf), ti.n0 + b * kBoxCols, row0, ti.group);
-      ptx::bulk_commit_group();
+    if (!kRowsMasked || wg_rows == 64) {
+      if (issuer) {
+        ptx::tma_store_3d(tp.tmap_d, ptx::smem_addr(buf), ti.n0 + b * kBoxCols, row0, kRowsMasked ? 0 : ti.group);
+        ptx::bulk_commit_group();
+      }
+    } else {
+      constexpr int kEsz = kOutF32 ? 4 : 2;
+      const int64_t n = tp.g.n;
+      uint8_t* d = static_cast<uint8_t*>(tp.g.d);
+#pragma unroll
+      for (int u = warp_in_wg * 32 + lane; u < 512; u += 128) {  // 16-byte unit u: row u / 8, chunk u % 8
+        const int r = u >> 3, c = u & 7;
+        const int64_t col = ti.n0 + b * kBoxCols + c * (16 / kEsz);
+        if (r < wg_rows && col < n)
+          *reinterpret_cast<uint4*>(d + ((row0 + r) * n + col) * kEsz) =
+              *reinterpret_cast<const uint4*>(buf + ptx::sw128_offset(static_cast<uint32_t>(r), static_cast<uint32_t>(c)));
+      }
     }
   }
 }
@@ -204,12 +228,12 @@ __device__ __forceinline__ void store_tile_tma(const GemmSm90TmaParams& tp, cons
 // whose registers the K-grouped masking and shifted-block paths would otherwise crowd.
 // kBPre: B arrives dequantized (bf16 workspace, see bprep_staged_body) by TMA straight into the
 // ring's bf16 slots; the consumers convert only A and release a stage once its wgmmas are done.
-// kBpStore (K-grouped kBPre only, the `_kgrouped_bpre_tma` entry points): the TMA-store epilogue
+// kBpStore (kBPre only, the `_kgrouped_bpre_tma` and `_bpre_tma` entry points): the TMA-store epilogue
 // from its own staging (kGemmSm90TmaBpStoreBoxes boxes after the A boxes), which the next tile's
 // stages never touch, so only the warpgroup's own earlier stores are waited for (their reads).
 template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, bool kKGroupedKernel, bool kBPre = false, bool kBpStore = false>
 __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
-  static_assert(!kBpStore || (kKGroupedKernel && kBPre), "the staged TMA store is a K-grouped kBPre instance");
+  static_assert(!kBpStore || kBPre, "the staged TMA store is a kBPre instance");
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   const GemmSm90Params& p = tp.g;
   extern __shared__ uint8_t smem_raw[];
@@ -233,11 +257,11 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
 
   const int64_t K = p.k, N = p.n;
   const int wg = tid >> 7;
-  // The TMA-store epilogue (store_tile_tma): K-grouped tiles with in-kernel B. (Measured 2026-11-22:
-  // wgrad E128 +41% with fp32 D, +62% with bf16 D. Compiled into the _bpre instances, which have no
-  // free slots and would need their own staging, it cost fprop E8 4% with the epilogue not even
-  // taken, and wgrad E8 4%: PERFORMANCE.md, "Ninth session".)
-  constexpr bool kTmaStore = kKGroupedKernel && (!kBPre || kBpStore);
+  // The TMA-store epilogue (store_tile_tma): K-grouped tiles with in-kernel B (measured 2026-11-22:
+  // wgrad E128 +41% with fp32 D, +62% with bf16 D), and the kBpStore instances with their own
+  // staging. (Compiled into the _bpre instances beside the direct stores, staged in 32 KiB of its
+  // own, it cost fprop E8 4% with the epilogue not even taken: PERFORMANCE.md, "Ninth session".)
+  constexpr bool kTmaStore = (kKGroupedKernel && !kBPre) || kBpStore;
 
   if (wg == 0) {
     // ---- producer: one thread issues the TMA loads ---------------------------------------------------
@@ -637,14 +661,20 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
     else run(std::true_type{}, std::true_type{});
 
     // ---- epilogue: alpha, optional accumulate, round once ------------------------------------------------
-    if constexpr (kBpStore) {  // (the launcher runs the `_kgrouped_bpre` instance where D is not 16-byte aligned)
+    if constexpr (kBpStore) {  // (the launcher runs the `_bpre` instance where D is not 16-byte aligned)
       // Own staging, per warpgroup: once the TMA unit has read its previous tile's boxes (issued a
       // whole tile ago), the block goes out box by box.
       if (wg_active) {
         constexpr int kNb = kGemmSm90TmaBpStoreBoxes / 2;
         if ((ctid & 127) == 0) ptx::bulk_wait_group_read<0>();
         ptx::named_barrier_sync(kWgBarrier0 + cw, 128);
-        store_tile_tma<kOutF32, kNb>(tp, ti, smem_stage + cw * kNb * kGemmSm90TmaStoreBox, cw, warp_in_wg, lane, acc);
+        if constexpr (kKGroupedKernel) {
+          store_tile_tma<kOutF32, kNb>(tp, ti, smem_stage + cw * kNb * kGemmSm90TmaStoreBox, cw, warp_in_wg, lane, acc);
+        } else {
+          const int wg_rows = ti.rows_valid - 64 * cw < 64 ? ti.rows_valid - 64 * cw : 64;
+          store_tile_tma<kOutF32, kNb, true>(tp, ti, smem_stage + cw * kNb * kGemmSm90TmaStoreBox, cw, warp_in_wg,
+                                             lane, acc, wg_rows);
+        }
       }
     } else if (kTmaStore && tp.store_tma) {
       // Staged in the bf16 slots (each warpgroup in its half, 6 boxes), once both warpgroups' wgmmas
@@ -884,6 +914,7 @@ __device__ __forceinline__ void bprep_table_body(const GemmSm90Params& p, int32_
 
 // extern "C" entry points, looked up by name from the embedded image (src/cuda/op_gemm.cpp):
 // mxq_gemm_sm90_tma_<A>_<B>_<D>[_kgrouped][_bpre[_tma]] (KG: K-grouped, BP: kBPre, BS: kBpStore).
+// (The M-grouped / dense `_bpre_tma` instances: the launcher takes them for K <= 4096.)
 #define MXQ_GEMM_SM90_TMA_ENTRY(NAME, AK, BK, F32, KG, BP, BS)                                                      \
   extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90TmaThreads, 1)                                         \
       NAME(const __grid_constant__ mxq::GemmSm90TmaParams p) {                                                      \
@@ -896,6 +927,8 @@ __device__ __forceinline__ void bprep_table_body(const GemmSm90Params& p, int32_
   MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_kgrouped, AK, BK, true, true, false, false)   \
   MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16_bpre, AK, BK, false, false, true, false)    \
   MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_bpre, AK, BK, true, false, true, false)    \
+  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16_bpre_tma, AK, BK, false, false, true, true)    \
+  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_bpre_tma, AK, BK, true, false, true, true)    \
   MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16_kgrouped_bpre, AK, BK, false, true, true, false) \
   MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_kgrouped_bpre, AK, BK, true, true, true, false)   \
   MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16_kgrouped_bpre_tma, AK, BK, false, true, true, true) \

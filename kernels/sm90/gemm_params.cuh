@@ -187,13 +187,13 @@ struct alignas(64) GemmSm90TmaParams {
   alignas(64) uint8_t tmap_a[128];
   alignas(64) uint8_t tmap_b[128];
   GemmSm90Params g;
-  alignas(64) uint8_t tmap_d[128];  // store_tma: D as 3D [groups, M, N], boxes of 128 bytes x 64 rows, 128-byte swizzle
-  int32_t store_tma;  // K-grouped, B converted in the kernel: the epilogue stages tiles in shared memory for TMA stores
+  alignas(64) uint8_t tmap_d[128];  // store_tma: D as 3D [groups, M, N] (M-grouped / dense: [1, rows_total, N]), boxes of 128 bytes x 64 rows, 128-byte swizzle
+  int32_t store_tma;  // the epilogue stages tiles in shared memory for TMA stores (K-grouped with B converted in the kernel; the _bpre_tma instances)
 };
 // The TMA-store epilogue's staging box: 64 rows x 128 bytes (fp32: 32 columns, bf16: 64), 128-byte
 // swizzled. Each math warpgroup stages its 64 x 256 block in half of the bf16 slots (6 boxes).
 constexpr int kGemmSm90TmaStoreBox = 8192;
-// K-grouped with B dequantized ahead and TMA stores (the `_kgrouped_bpre_tma` entry points): the
+// B dequantized ahead and TMA stores (the `_kgrouped_bpre_tma` and `_bpre_tma` entry points): the
 // ring's slots are being refilled with the next tile's stages, so the epilogue has its own staging
 // after the A boxes, 4 boxes per math warpgroup (a bf16 block in one pass, fp32 in two).
 constexpr int kGemmSm90TmaBpStoreBoxes = 8;

@@ -94,19 +94,31 @@ bool use_bprep(const GemmDesc& d) {
 // beside the group table (G <= 239 with an H100's 227 KiB).
 // MXQ_GEMM_SM90_BPREP_TMA=0 / 1 overrides the rule (MXQ_GEMM_SM90_BPREP=0 turns it off as well).
 constexpr int64_t kBpStoreMaxTokensPerGroup = 4096;
-// Whether a K-grouped plan's D can go out by TMA stores: written whole (no accumulate), not empty, its
-// rows whole 16-byte units (the tensor map's strides). Execute still checks D's pointer.
-bool kgrouped_tma_store_shape(const GemmDesc& d) {
+// Whether a plan's D can go out by TMA stores: written whole (no accumulate), not empty, its rows whole
+// 16-byte units (the tensor map's strides; M-grouped / dense tiles that end inside a group copy whole
+// 16-byte units out of the staging). Execute still checks D's pointer.
+bool tma_store_shape(const GemmDesc& d) {
   const int64_t d_esz = d.d_dtype == MXQ_DTYPE_FP32 ? 4 : 2;
-  return grouped_k(d) && !d.accumulate && d.m > 0 && d.n > 0 && d.num_groups > 0 && (d.n * d_esz) % 16 == 0;
+  return !d.accumulate && d.m > 0 && d.n > 0 && kernel_groups(d) > 0 && (d.n * d_esz) % 16 == 0;
 }
+bool kgrouped_tma_store_shape(const GemmDesc& d) { return grouped_k(d) && tma_store_shape(d); }
 bool bp_store_possible(const GemmDesc& d, int64_t smem_optin) {
-  return kgrouped_tma_store_shape(d) && gemm_sm90_tma_bp_store_smem_bytes(d.num_groups) + 64 <= smem_optin &&
+  return tma_store_shape(d) && gemm_sm90_tma_bp_store_smem_bytes(grouped(d) ? d.num_groups : 0) + 64 <= smem_optin &&
          static_cast<int64_t>(bprep_bytes(d)) <= d.workspace_limit;
 }
+// M-grouped and dense plans that dequantize B ahead store D by TMA the same way (the `_bpre_tma` entry
+// points) when K <= kBpStoreMaxK: measured 2026-11-22, fprop E32 (K 4096: 64 stages per tile) +2.7%,
+// fprop E8 (K 7168) -1.3% and dense 8192^3 -0.7% (docs/PERFORMANCE.md, "Eleventh session"); longer
+// tiles keep the direct stores of the `_bpre` instance.
+constexpr int64_t kBpStoreMaxK = 4096;
 bool use_bp_store(const GemmDesc& d, int64_t smem_optin) {
   if (!bp_store_possible(d, smem_optin)) return false;
   if (const char* env = std::getenv("MXQ_GEMM_SM90_BPREP"); env && std::string(env) == "0") return false;
+  if (!grouped_k(d)) {
+    if (!use_bprep(d)) return false;
+    if (const char* env = std::getenv("MXQ_GEMM_SM90_BPREP_TMA"); env && *env) return std::string(env) != "0";
+    return d.k <= kBpStoreMaxK;
+  }
   if (const char* env = std::getenv("MXQ_GEMM_SM90_BPREP_TMA"); env && *env) return std::string(env) != "0";
   return d.m >= kBPrepMinRowsPerGroup && d.k / std::max<int64_t>(1, d.num_groups) < kBpStoreMaxTokensPerGroup;
 }
@@ -245,7 +257,7 @@ class GemmSm90 final : public OpImpl {
     fn_ = dev.kernel(kname.c_str());
     kname_ = kname;
     if (bp_store_) {  // where D is not 16-byte aligned at Execute: the same plan with direct stores
-      fn_direct_name_ = kname.substr(0, kname.rfind("_tma"));  // "..._kgrouped_bpre"
+      fn_direct_name_ = kname.substr(0, kname.rfind("_tma"));  // "..._bpre"
       fn_direct_ = dev.kernel(fn_direct_name_.c_str());
     }
     if (bprep_) {
@@ -282,8 +294,9 @@ class GemmSm90 final : public OpImpl {
       smem_ = smem_bytes(0);
     }
     // TMA-store epilogue: the K-grouped entry points with B converted in the kernel, and the
-    // `_kgrouped_bpre_tma` ones.
-    store_tma_ = kind == Sm90Kernel::Bf16Tma && (!bprep_ || bp_store_) && kgrouped_tma_store_shape(d);
+    // `_kgrouped_bpre_tma` / `_bpre_tma` ones.
+    store_tma_ = kind == Sm90Kernel::Bf16Tma && (grouped_k(d) ? (!bprep_ || bp_store_) && kgrouped_tma_store_shape(d)
+                                                                : bp_store_);
     if (bprep_) {
       prep_.n = d.n;
       prep_.k = d.k;
@@ -302,8 +315,10 @@ class GemmSm90 final : public OpImpl {
   std::string reason() const override {
     switch (kind_) {
       case Sm90Kernel::Bf16Tma:
-        return bp_store_ ? "sm_90a TMA-fed bf16 wgmma; B dequantized exactly to bf16 once into the workspace, A in "
-                           "the kernel, D stored by TMA (K-grouped, M >= 512, short groups)"
+        return bp_store_ ? (grouped_k(d_) ? "sm_90a TMA-fed bf16 wgmma; B dequantized exactly to bf16 once into the "
+                                            "workspace, A in the kernel, D stored by TMA (K-grouped, M >= 512, short groups)"
+                                          : "sm_90a TMA-fed bf16 wgmma; B dequantized exactly to bf16 once into the "
+                                            "workspace, A in the kernel, D stored by TMA (groups of >= 512 rows, K <= 4096)")
                : bprep_  ? "sm_90a TMA-fed bf16 wgmma; B dequantized exactly to bf16 once into the workspace, A in the "
                            "kernel (groups of >= 512 rows)"
                          : "sm_90a TMA-fed bf16 wgmma on MXFP8 operands converted exactly to bf16 in the kernel";
@@ -393,11 +408,12 @@ class GemmSm90 final : public OpImpl {
       }
       // TMA stores need a 16-byte aligned D (the plan asks only for element-pair alignment).
       tp.store_tma = store_tma_ && (reinterpret_cast<uintptr_t>(p.d) & 15u) == 0;
-      if (tp.store_tma) {  // D [G, M, N]: boxes of 128 bytes x 64 rows, the staging layout
+      if (tp.store_tma) {  // D [G, M, N] (else [1, rows_total, N]): boxes of 128 bytes x 64 rows, the staging layout
         const bool f32 = d_.d_dtype == MXQ_DTYPE_FP32;
+        const bool kg = grouped_k(d_);
         encode_tma_3d(tp.tmap_d, f32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, f32 ? 4 : 2,
-                      p.d, d_.n, d_.m, d_.num_groups, f32 ? 32u : 64u, 64u, CU_TENSOR_MAP_SWIZZLE_128B,
-                      "grouped GEMM D");
+                      p.d, d_.n, kg ? d_.m : p.rows_total, kg ? d_.num_groups : 1, f32 ? 32u : 64u, 64u,
+                      CU_TENSOR_MAP_SWIZZLE_128B, "grouped GEMM D");
       }
       void* params[] = {&tp};
       if (bp_store_ && !tp.store_tma) {
@@ -445,11 +461,11 @@ class GemmSm90 final : public OpImpl {
   Sm90Kernel kind_;
   CUfunction fn_ = nullptr;
   CUfunction fn_prep_ = nullptr;
-  CUfunction fn_direct_ = nullptr;  // bp_store_: the `_kgrouped_bpre` instance, for a D not 16-byte aligned
+  CUfunction fn_direct_ = nullptr;  // bp_store_: the `[_kgrouped]_bpre` instance, for a D not 16-byte aligned
   std::string fn_direct_name_;
   CUfunction fn_table_ = nullptr;
   bool bprep_ = false;
-  bool bp_store_ = false;  // K-grouped, B dequantized ahead, D stored by TMA from the kernel's own staging
+  bool bp_store_ = false;  // B dequantized ahead, D stored by TMA from the kernel's own staging
   bool store_tma_ = false;  // the TMA-store epilogue, when D is 16-byte aligned at Execute
   GemmSm90BPrepParams prep_{};
   std::string kname_;

@@ -498,6 +498,46 @@ TEST_CASE("gpu gemm: M-grouped, tall groups, B dequantized ahead", "[gpu][gemm]"
   run_one(c, h.gpu, h.cpu);
 }
 
+// Tall groups with D written whole and rows of whole 16-byte units: B dequantized ahead and D stored by
+// TMA from the kernel's own staging (the `_bpre_tma` instance); a math warpgroup whose 64 rows run past
+// its group copies the valid rows out itself (group ends at 60, 4, 43 and 104 rows into an m-tile: one
+// warpgroup partial, the other empty or whole), a 1-row group, an empty one, a partial last n-tile;
+// fp32 in two passes over the staging, E5M2 B, LINEAR scales, int64 offsets; dense batched entries of
+// 520 rows (a partial m-tile per entry); bf16 run twice for bitwise repeatability.
+TEST_CASE("gpu gemm: M-grouped and dense, B dequantized ahead, D stored by TMA", "[gpu][gemm]") {
+  Handles h;
+  const bool rule = !env_off("MXQ_GEMM_SM90_TMA") && !env_off("MXQ_GEMM_SM90_BPREP");
+  auto ws_of = [&](const Case& cc) { return plan_workspace(h.gpu, cc); };
+  Case c;
+  c.group_sizes = {700, 1, 900, 0, 555, 1000};  // 526 rows per group on average
+  c.m = 3156 + 5;
+  c.n = 264;  // 2 n-tiles, the last one of 8 columns
+  c.k = 1040;
+  c.repeat = true;
+  if (rule) CHECK(ws_of(c) > 0);
+  run_case(c, h.gpu, h.cpu);
+  c.repeat = false;
+  c.n = 260;  // fp32 rows of 1040 bytes
+  c.b = MXQ_DTYPE_E5M2;
+  c.d = MXQ_DTYPE_FP32;
+  c.layout = MXQ_SCALE_LAYOUT_LINEAR;
+  c.offsets = MXQ_DTYPE_INT64;
+  c.alpha = -0.5f;
+  run_one(c, h.gpu, h.cpu);
+  Case dense;
+  dense.grouping = MXQ_GEMM_GROUPING_NONE;
+  dense.batch = 2;
+  dense.m = 520;
+  dense.n = 520;
+  dense.k = 512;
+  dense.repeat = true;
+  run_one(dense, h.gpu, h.cpu);
+  dense.repeat = false;
+  dense.d = MXQ_DTYPE_FP32;
+  dense.a = MXQ_DTYPE_E5M2;
+  run_one(dense, h.gpu, h.cpu);
+}
+
 TEST_CASE("gpu gemm: all groups empty leaves D untouched", "[gpu][gemm]") {
   Handles h;
   Case c;
