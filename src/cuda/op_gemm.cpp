@@ -114,12 +114,9 @@ constexpr int64_t kBpStoreMaxK = 4096;
 bool use_bp_store(const GemmDesc& d, int64_t smem_optin) {
   if (!bp_store_possible(d, smem_optin)) return false;
   if (const char* env = std::getenv("MXQ_GEMM_SM90_BPREP"); env && std::string(env) == "0") return false;
-  if (!grouped_k(d)) {
-    if (!use_bprep(d)) return false;
-    if (const char* env = std::getenv("MXQ_GEMM_SM90_BPREP_TMA"); env && *env) return std::string(env) != "0";
-    return d.k <= kBpStoreMaxK;
-  }
+  if (!grouped_k(d) && !use_bprep(d)) return false;  // M-grouped / dense: only on the B-ahead path
   if (const char* env = std::getenv("MXQ_GEMM_SM90_BPREP_TMA"); env && *env) return std::string(env) != "0";
+  if (!grouped_k(d)) return d.k <= kBpStoreMaxK;
   return d.m >= kBPrepMinRowsPerGroup && d.k / std::max<int64_t>(1, d.num_groups) < kBpStoreMaxTokensPerGroup;
 }
 // Row length of the dequantized B (kernels/sm90/gemm_params.cuh).
@@ -315,10 +312,9 @@ class GemmSm90 final : public OpImpl {
   std::string reason() const override {
     switch (kind_) {
       case Sm90Kernel::Bf16Tma:
-        return bp_store_ ? (grouped_k(d_) ? "sm_90a TMA-fed bf16 wgmma; B dequantized exactly to bf16 once into the "
-                                            "workspace, A in the kernel, D stored by TMA (K-grouped, M >= 512, short groups)"
-                                          : "sm_90a TMA-fed bf16 wgmma; B dequantized exactly to bf16 once into the "
-                                            "workspace, A in the kernel, D stored by TMA (groups of >= 512 rows, K <= 4096)")
+        return bp_store_ ? std::string("sm_90a TMA-fed bf16 wgmma; B dequantized exactly to bf16 once into the "
+                                       "workspace, A in the kernel, D stored by TMA (") +
+                               (grouped_k(d_) ? "K-grouped, M >= 512, short groups)" : "groups of >= 512 rows, K <= 4096)")
                : bprep_  ? "sm_90a TMA-fed bf16 wgmma; B dequantized exactly to bf16 once into the workspace, A in the "
                            "kernel (groups of >= 512 rows)"
                          : "sm_90a TMA-fed bf16 wgmma on MXFP8 operands converted exactly to bf16 in the kernel";
