@@ -147,6 +147,9 @@ bool row_tile_groups(const QuantizeDesc& d) {
 // block: +1.3 points; 2048x4096, 1.3: 2 points behind). MXQ_QUANT_RING_ORDER=static|counter
 // overrides the rule (docs/ENVIRONMENT.md).
 constexpr int64_t kRingCounterTilesPerBlock = 6;
+// M-grouped ring plans with fewer tiles per block than this at full residency run 2 blocks per SM
+// (resident_blocks).
+constexpr int64_t kMgFewTilesPerBlock = 2;
 constexpr int64_t kMGroupedRingCounterTilesPerBlock = 4;
 
 bool ring_counter_order(const QuantizeDesc& d, int64_t tiles, int64_t blocks) {
@@ -225,7 +228,9 @@ class QuantizeOp final : public OpImpl {
     // Persistent blocks, exactly as many as are resident at once, for grouped tiled plans (each block
     // builds the group table once, then loops over tiles) and for the pipelined tile kernels (each
     // block loads its next tile during this one). Otherwise one block per tile.
-    blocks_ = persistent(d) ? std::min<int64_t>(tiles_, resident_blocks(dev)) : tiles_;
+    const int64_t resident = persistent(d) ? resident_blocks(dev, mgrouped_ring(d) ? tiles_ : 0) : 0;
+    blocks_ = persistent(d) ? std::min<int64_t>(tiles_, resident) : tiles_;
+    per_sm_ = resident / std::max(1, dev.sm_count());
     dynamic_ = grouped(d) && !needs_tiled(d) && !uses_ringrow(d) && tiles_ >= kDynamicTilesPerBlock * blocks_;
     if (ring_counter_order(d, tiles_, blocks_)) {
       // The counter-order instantiation has the static one's registers and shared memory: blocks_ stands.
@@ -258,7 +263,8 @@ class QuantizeOp final : public OpImpl {
       why += ", persistent blocks, a two-stage cp.async ring loads the next tile during this one";
       if (dynamic_) why += ", tiles taken in order from a counter in the workspace (>= 6 tiles per block)";
     } else if (uses_ringrow(d_)) {
-      why += ", persistent blocks (3 per SM), a two-stage cp.async ring loads the next tile during this one";
+      why += fmt::format(", persistent blocks ({} per SM), a two-stage cp.async ring loads the next tile during this one",
+                         per_sm_);
       if (dynamic_)
         why += grouped(d_) ? ", tiles taken in order from a counter in the workspace (>= 4 tiles per block)"
                            : ", tiles taken in order from a counter in the workspace";
@@ -351,7 +357,10 @@ class QuantizeOp final : public OpImpl {
   }
 
   // Blocks of this kernel resident on the whole device (registers, shared memory, threads per SM).
-  int64_t resident_blocks(Device& dev) const {
+  // mg_tiles > 0 (M-grouped ring plans): with fewer than kMgFewTilesPerBlock tiles per block at full
+  // residency, 2 blocks per SM (docs/PERFORMANCE.md, "Twelfth round": 2048x4096 +7-8% with 8 and 128
+  // groups; equal at 1.9 tiles per block, mixed at 2.6, -1 to -5% from 3.9 on).
+  int64_t resident_blocks(Device& dev, int64_t mg_tiles = 0) const {
     const DriverApi& api = driver();
     int regs = 0, static_smem = 0;
     check(api.cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fn_), "quantize: kernel registers");
@@ -370,8 +379,10 @@ class QuantizeOp final : public OpImpl {
     const int64_t by_regs = sm_regs / (warp_regs * (kQuantThreads / 32));
     const int64_t by_smem = sm_smem / (static_smem + smem_ + 1024);
     const int64_t by_threads = sm_threads / kQuantThreads;
-    const int64_t per_sm = std::max<int64_t>(1, std::min({by_regs, by_smem, by_threads}));
-    return per_sm * std::max(1, dev.sm_count());
+    int64_t per_sm = std::max<int64_t>(1, std::min({by_regs, by_smem, by_threads}));
+    const int64_t sms = std::max(1, dev.sm_count());
+    if (mg_tiles > 0 && per_sm > 2 && mg_tiles < kMgFewTilesPerBlock * per_sm * sms) per_sm = 2;
+    return per_sm * sms;
   }
 
   QuantizeDesc d_;
@@ -381,6 +392,7 @@ class QuantizeOp final : public OpImpl {
   int smem_;
   int64_t tiles_ = 0;
   int64_t blocks_ = 0;
+  int64_t per_sm_ = 0;  // persistent plans: blocks per SM at the grid's residency
   bool dynamic_ = false;
   int64_t split_ = 0;  // tiles handed out as 64-row halves (rowwise ring, counter order)
   int64_t jit_ = 0;       // last tickets taken just in time (rowwise ring, counter order; MXQ_QUANT_JIT)
