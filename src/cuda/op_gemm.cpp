@@ -542,13 +542,12 @@ class GemmSm90Decode final : public OpImpl {
     // policy evicted before the next stage used them (E64 x 16: DRAM reads 1.13 GB for 0.98 GB of data,
     // 0.98 GB with 128). At T <= 16 the 256-byte promotion measured faster (docs/PERFORMANCE.md).
     if (pair_) {
-      // The pair form: B as [rows][K / 128][128], boxes of 128 rows x 2 x 128 bytes (each row's 256
-      // contiguous bytes together); L2 promotion 256 bytes (128 measured the same).
-      const uint64_t dims[3] = {128, static_cast<uint64_t>(d_.k / 128), static_cast<uint64_t>(d_.num_groups * d_.n)};
-      const uint64_t strides[2] = {128, static_cast<uint64_t>(d_.k)};
-      const uint32_t box[3] = {128, 2, static_cast<uint32_t>(kGemmSm90DecodeTileN)};
-      encode_tma_tiled(dp.tmap_b, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, p.b, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B,
-                       CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "grouped GEMM decode B (pairs of K stages)");
+      // The pair form: B as [rows][K / 128][128] (encode_tma_3d's depth x rows x cols), boxes of 128
+      // rows x 2 x 128 bytes (each row's 256 contiguous bytes together); L2 promotion 256 bytes (128
+      // measured the same).
+      encode_tma_3d(dp.tmap_b, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, p.b, 128, d_.k / 128, d_.num_groups * d_.n, 128, 2,
+                    CU_TENSOR_MAP_SWIZZLE_128B, "grouped GEMM decode B (pairs of K stages)",
+                    static_cast<uint32_t>(kGemmSm90DecodeTileN), CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
     } else {
       encode_tma_2d(dp.tmap_b, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, p.b, d_.k, d_.num_groups * d_.n, 128,
                     kGemmSm90DecodeTileN, CU_TENSOR_MAP_SWIZZLE_128B, "grouped GEMM decode B",

@@ -195,25 +195,15 @@ void encode_tma_2d(uint8_t (&out)[128], CUtensorMapDataType dtype, int64_t elem_
   encode_tiled(out, dtype, 2, base, dims, strides, box, swizzle, promotion, what);
 }
 
-void encode_tma_tiled(uint8_t (&out)[128], CUtensorMapDataType dtype, uint32_t rank, const void* base,
-                      const uint64_t* dims, const uint64_t* strides, const uint32_t* box, CUtensorMapSwizzle swizzle,
-                      CUtensorMapL2promotion promotion, const char* what) {
-  cuuint64_t d[3], st[2];
-  cuuint32_t b[3];
-  for (uint32_t i = 0; i < rank; ++i) d[i] = dims[i], b[i] = box[i];
-  for (uint32_t i = 0; i + 1 < rank; ++i) st[i] = strides[i];
-  encode_tiled(out, dtype, rank, base, d, st, b, swizzle, promotion, what);
-}
-
 void encode_tma_3d(uint8_t (&out)[128], CUtensorMapDataType dtype, int64_t elem_bytes, const void* base, int64_t cols,
                    int64_t rows, int64_t depth, uint32_t box_cols, uint32_t box_rows, CUtensorMapSwizzle swizzle,
-                   const char* what) {
+                   const char* what, uint32_t box_depth, CUtensorMapL2promotion promotion) {
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows),
                               static_cast<cuuint64_t>(depth)};
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(cols * elem_bytes),
                                  static_cast<cuuint64_t>(rows * cols * elem_bytes)};
-  const cuuint32_t box[3] = {box_cols, box_rows, 1};
-  encode_tiled(out, dtype, 3, base, dims, strides, box, swizzle, CU_TENSOR_MAP_L2_PROMOTION_NONE, what);
+  const cuuint32_t box[3] = {box_cols, box_rows, box_depth};
+  encode_tiled(out, dtype, 3, base, dims, strides, box, swizzle, promotion, what);
 }
 
 const DriverApi& driver() {

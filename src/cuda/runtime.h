@@ -83,18 +83,14 @@ void check(CUresult r, const char* what);
 void encode_tma_2d(uint8_t (&out)[128], CUtensorMapDataType dtype, int64_t elem_bytes, const void* base, int64_t cols,
                    int64_t rows, uint32_t box_cols, uint32_t box_rows, CUtensorMapSwizzle swizzle, const char* what,
                    CUtensorMapL2promotion promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
-// A tiled TMA descriptor of rank 2 or 3 (element strides 1) from explicit extents (dims[0] innermost),
-// byte strides of dimensions 1 .. rank - 1, box, swizzle and L2 promotion (e.g. a row-major matrix
-// viewed as [rows][cols / c][c], the decode GEMM's pair form); throws CUDA_ERROR naming `what`.
-void encode_tma_tiled(uint8_t (&out)[128], CUtensorMapDataType dtype, uint32_t rank, const void* base,
-                      const uint64_t* dims, const uint64_t* strides, const uint32_t* box, CUtensorMapSwizzle swizzle,
-                      CUtensorMapL2promotion promotion, const char* what);
 // The 3D form: `depth` row-major [rows, cols] matrices one after another (rows * cols elements
-// apart), boxes of box_cols x box_rows x 1; a box's elements past any extent are neither read (zero
-// fill) nor written (TMA stores).
+// apart), boxes of box_cols x box_rows x box_depth; a box's elements past any extent are neither read
+// (zero fill) nor written (TMA stores). (A row-major matrix viewed as [rows][cols / c][c] is this with
+// cols = c, rows = cols / c, depth = rows: the decode GEMM's pair form.)
 void encode_tma_3d(uint8_t (&out)[128], CUtensorMapDataType dtype, int64_t elem_bytes, const void* base, int64_t cols,
                    int64_t rows, int64_t depth, uint32_t box_cols, uint32_t box_rows, CUtensorMapSwizzle swizzle,
-                   const char* what);
+                   const char* what, uint32_t box_depth = 1,
+                   CUtensorMapL2promotion promotion = CU_TENSOR_MAP_L2_PROMOTION_NONE);
 
 // Facts about a device that kernel selection reads; a plain struct so the registry can be
 // exercised without a GPU.
