@@ -96,15 +96,46 @@ bool uses_ringrow(const QuantizeDesc& d) {
   return true;
 }
 
-std::string kernel_name(const QuantizeDesc& d) {
+// Small and medium ungrouped rowwise plans with 16-bit inputs, no fusion, contiguous rows and K a
+// multiple of 128 run the flat kernel (common/quant_flat.cuh: a streaming-copy-shaped launch, one
+// block per 256 x CPT chunks of 8 elements, no shared memory) instead of the persistent ring: measured
+// on an H100 (docs/PERFORMANCE.md, "Thirteenth round"), 128x7168 -31%, 512x4096 -24%, 1024x7168 -13%,
+// 2048x4096 -12%, 4096x4096 and 8192x2048 -3% time; from 56 MB of input on the ring is ahead
+// (4096x7168 +1%, 8192x4096 +1.5%), hence the bound of 32 MiB of input. The kernel indexes chunks in
+// 32 bits (below 2^24 chunks). Execute falls back to the ring when the pointers are not aligned for
+// it (x 16 bytes, FP8 data 8 bytes, scales 4 bytes). MXQ_QUANT_FLAT=0 never takes it, =1 takes every
+// plan it can run regardless of the size bound (docs/ENVIRONMENT.md).
+constexpr int64_t kFlatMaxInputBytes = int64_t(32) << 20;
+constexpr int64_t kFlatMaxChunks = int64_t(1) << 24;
+
+bool flat_capable(const QuantizeDesc& d) {
+  return ringrow_capable(d) && !grouped(d) && d.batch == 1 && d.in_ld == d.cols && d.cols % 128 == 0 &&
+         d.rows >= 1 && d.rows * d.cols / 8 < kFlatMaxChunks;
+}
+
+bool uses_flat(const QuantizeDesc& d) {
+  if (!flat_capable(d)) return false;
+  if (const char* env = std::getenv("MXQ_QUANT_FLAT"); env && *env) {
+    if (std::string(env) == "0") return false;
+    if (std::string(env) == "1") return true;
+  }
+  return d.rows * d.cols * static_cast<int64_t>(in_size(d.in_dtype)) <= kFlatMaxInputBytes;
+}
+
+// "_<in>_<fp8>[_prop][_swiglu]": the part of every quantize entry point's name after its kind.
+std::string kernel_suffix(const QuantizeDesc& d) {
   const char* in = d.in_dtype == MXQ_DTYPE_FP32 ? "f32" : d.in_dtype == MXQ_DTYPE_FP16 ? "f16" : "bf16";
   const char* out = d.out_dtype == MXQ_DTYPE_E5M2 ? "e5m2" : "e4m3";
+  return std::string("_") + in + "_" + out + (d.nonfinite == MXQ_NONFINITE_PROPAGATE ? "_prop" : "") +
+         (d.fusion == MXQ_FUSION_SWIGLU ? "_swiglu" : "");
+}
+
+std::string kernel_name(const QuantizeDesc& d) {
   const char* kind = uses_ring(d)      ? "ring"
                      : needs_tiled(d)   ? "tiled"
                      : uses_ringrow(d)  ? "ringrow"
                                         : "rowwise";
-  return std::string("mxq_quantize_") + kind + "_" + in + "_" + out +
-         (d.nonfinite == MXQ_NONFINITE_PROPAGATE ? "_prop" : "") + (d.fusion == MXQ_FUSION_SWIGLU ? "_swiglu" : "");
+  return std::string("mxq_quantize_") + kind + kernel_suffix(d);
 }
 
 // Dynamic shared memory of the chosen kernel before the inline group table.
@@ -251,10 +282,29 @@ class QuantizeOp final : public OpImpl {
       if (jit_ > 0) p.jit_from = nticks - jit_;
     }
     if (uses_table(d)) groups_ = std::make_unique<GroupTableBuilder>(dev);
+    if (uses_flat(d)) {
+      // Chunks per thread: 4 when that still gives 4 blocks per SM, else 2 (more, smaller blocks).
+      const int64_t chunks = d.rows * d.cols / 8;
+      const int64_t sms = std::max(1, dev.sm_count());
+      flat_cpt_ = layout::ceil_div(chunks, 4 * kQuantThreads) >= 4 * sms ? 4 : 2;
+      flat_data_blocks_ = layout::ceil_div(chunks, flat_cpt_ * kQuantThreads);
+      const int64_t pad_words = swz ? (layout::round_up(d.rows, kQuantTile) - d.rows) * (d.cols / 128) : 0;
+      flat_blocks_ = flat_data_blocks_ + layout::ceil_div(pad_words, kQuantThreads);
+      flat_kernel_ = "mxq_quantize_flat" + std::to_string(flat_cpt_) + kernel_suffix(d);
+      flat_fn_ = dev.kernel(flat_kernel_.c_str());
+    }
   }
 
-  std::string name() const override { return kernel_; }
+  std::string name() const override { return flat_fn_ ? flat_kernel_ : kernel_; }
   std::string reason() const override {
+    if (flat_fn_)
+      return fmt::format(
+          "kernel {}, {} data blocks ({} chunks of 8 elements per thread) and {} scale-padding blocks of {} threads, "
+          "no shared memory; rowwise 1x32 blocks of a row-contiguous tensor of at most {} MiB (K % 128 == 0): one "
+          "streaming launch, every load of a thread in flight at once; at Execute, pointers not aligned for it "
+          "(x 16 bytes, FP8 data 8, scales 4) fall back to {}",
+          flat_kernel_, flat_data_blocks_, flat_cpt_, flat_blocks_ - flat_data_blocks_, kQuantThreads,
+          kFlatMaxInputBytes >> 20, kernel_);
     std::string why = needs_tiled(d_) ? "needs both axes of a tile (columnwise, both or 32x32 blocks): 128x128 tiles "
                                         "through shared memory"
                       : uses_ringrow(d_) ? "rowwise 1x32 blocks: 128x128 tiles through a shared-memory ring"
@@ -318,6 +368,18 @@ class QuantizeOp final : public OpImpl {
     bool vec = aligned16(p.x) && (d_.in_ld * es) % 16 == 0 && (d_.batch == 1 || (d_.in_batch_stride * es) % 16 == 0);
     if (d_.fusion == MXQ_FUSION_SWIGLU) vec = vec && (d_.cols * es) % 16 == 0;
     if (vec) p.flags |= kQuantVecIn;
+
+    if (flat_fn_ && vec && (reinterpret_cast<uintptr_t>(p.row_data) & 7u) == 0 &&
+        (reinterpret_cast<uintptr_t>(p.row_scales) & 3u) == 0) {
+      if (p.amax)
+        check(driver().cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(p.amax), 0, sizeof(float),
+                                       reinterpret_cast<CUstream>(stream)),
+              "quantize: clearing amax");
+      void* params[] = {&p};
+      dev_->launch(flat_fn_, Dim3{static_cast<unsigned>(flat_blocks_), 1, 1},
+                   Dim3{static_cast<unsigned>(kQuantThreads), 1, 1}, 0, stream, params, flat_kernel_.c_str());
+      return;
+    }
 
     if (grouped(d_)) {
       const void* offsets = args.get(MXQ_ARG_GROUP_OFFSETS);
@@ -397,6 +459,10 @@ class QuantizeOp final : public OpImpl {
   int64_t split_ = 0;  // tiles handed out as 64-row halves (rowwise ring, counter order)
   int64_t jit_ = 0;       // last tickets taken just in time (rowwise ring, counter order; MXQ_QUANT_JIT)
   bool jit_all_ = false;  // ... and that is every ticket (the default)
+  // The flat kernel (uses_flat): its entry point, chunks per thread and grid; null when the plan does not take it.
+  std::string flat_kernel_;
+  CUfunction flat_fn_ = nullptr;
+  int64_t flat_cpt_ = 0, flat_data_blocks_ = 0, flat_blocks_ = 0;
   static constexpr size_t kCounterBytes = 256;
   QuantizeParams base_;
   std::unique_ptr<GroupTableBuilder> groups_;

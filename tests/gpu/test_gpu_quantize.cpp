@@ -437,6 +437,50 @@ TEST_CASE("gpu quantize: misaligned pointers, odd strides and K take the scalar 
       }
 }
 
+// The flat rowwise kernel (common/quant_flat.cuh) takes ungrouped rowwise plans with 16-bit inputs,
+// contiguous rows and K % 128 == 0 up to 32 MiB of input: every mode, policy, format and layout, rows
+// that leave swizzle padding (its padding blocks) and chunk counts that leave the last data block
+// partly empty, with 2 (few blocks) and 4 chunks per thread. Other rows of this file reach it too; the
+// GPU checks also run [quantize] with MXQ_QUANT_FLAT=0 (the ring instead) and =1 (every capable plan).
+TEST_CASE("gpu quantize: the flat rowwise kernel's plans (contiguous rows, K a multiple of 128)",
+          "[gpu][quantize][flat]") {
+  Handle cpu(MXQ_BACKEND_CPU), gpu(MXQ_BACKEND_CUDA);
+  const uint64_t seed = fresh_seed();
+  std::mt19937_64 pick(seed);
+  const int64_t shapes[][2] = {{1, 128}, {77, 384}, {300, 896}, {1000, 128}, {129, 4096}, {1, 7168}, {255, 1152}};
+  int n = 0;
+  for (auto in : {MXQ_DTYPE_BF16, MXQ_DTYPE_FP16})
+    for (auto fp8 : kFp8)
+      for (auto mode : kModes)
+        for (auto policy : kPolicies)
+          for (auto layout : kLayouts) {
+            QCase c;
+            c.in = in;
+            c.fp8 = fp8;
+            c.mode = mode;
+            c.policy = policy;
+            c.layout = layout;
+            const auto& s = shapes[pick() % (sizeof shapes / sizeof shapes[0])];
+            c.rows = s[0];
+            c.cols = s[1];
+            c.want_amax = pick() % 2 == 0;
+            run_case(c, cpu, gpu, seed + static_cast<uint64_t>(n++));
+          }
+  // Larger: 4 chunks per thread over many blocks (2048 x 4096, 1000 x 7168) and 2 per thread
+  // (520 x 1024: padding rows in the last scale tile), both layouts, amax.
+  const int64_t large[][2] = {{2048, 4096}, {1000, 7168}, {520, 1024}};
+  for (const auto& s : large)
+    for (auto layout : kLayouts) {
+      QCase c;
+      c.layout = layout;
+      c.rows = s[0];
+      c.cols = s[1];
+      c.want_amax = true;
+      c.special = 0.001;
+      run_case(c, cpu, gpu, seed + static_cast<uint64_t>(n++));
+    }
+}
+
 TEST_CASE("gpu quantize: crafted edge values of the scale contract in every mode", "[gpu][quantize][edges]") {
   Handle cpu(MXQ_BACKEND_CPU), gpu(MXQ_BACKEND_CUDA);
   const uint64_t seed = fresh_seed();
