@@ -45,6 +45,9 @@ struct QuantizeParams {
   // Scale tensors. Swizzled: *_scale_ld is the padded column count (Cpad). LINEAR: the row stride.
   int64_t row_scale_ld, row_scale_bstride;
   int64_t col_scale_ld, col_scale_bstride;
+  // M-grouped band kernel (quant_flat.cuh): 16-byte lines of the scale tensor's bound per block for
+  // zeroing the tail past the groups' tiles (block b takes lines [b * n, (b + 1) * n) of the tail).
+  int64_t tail_lines_per_block;
   int32_t mode;              // mxqScaleMode_t
   int32_t flags;             // QuantizeFlags
 };

@@ -1,4 +1,6 @@
-// The flat rowwise kernels of the MXFP8 quantizer for f16 inputs (device code in common/quant_flat.cuh).
+// The flat and band rowwise kernels of the MXFP8 quantizer for f16 inputs (device code in
+// common/quant_flat.cuh).
 #include "common/quant_flat.cuh"
 
 MXQ_QUANT_FLAT_ENTRIES_IN(F16, f16)
+MXQ_QUANT_BAND_ENTRIES_IN(F16, f16)

@@ -96,30 +96,59 @@ bool uses_ringrow(const QuantizeDesc& d) {
   return true;
 }
 
-// Small and medium ungrouped rowwise plans with 16-bit inputs, no fusion, contiguous rows and K a
-// multiple of 128 run the flat kernel (common/quant_flat.cuh: a streaming-copy-shaped launch, one
-// block per 256 x CPT chunks of 8 elements, no shared memory) instead of the persistent ring: measured
-// on an H100 (docs/PERFORMANCE.md, "Thirteenth round"), 128x7168 -31%, 512x4096 -24%, 1024x7168 -13%,
-// 2048x4096 -12%, 4096x4096 and 8192x2048 -3% time; from 56 MB of input on the ring is ahead
-// (4096x7168 +1%, 8192x4096 +1.5%), hence the bound of 32 MiB of input. The kernel indexes chunks in
-// 32 bits (below 2^24 chunks). Execute falls back to the ring when the pointers are not aligned for
-// it (x 16 bytes, FP8 data 8 bytes, scales 4 bytes). MXQ_QUANT_FLAT=0 never takes it, =1 takes every
-// plan it can run regardless of the size bound (docs/ENVIRONMENT.md).
-constexpr int64_t kFlatMaxInputBytes = int64_t(32) << 20;
+// Ungrouped rowwise plans with 16-bit inputs, no fusion and K a multiple of 128 skip the persistent
+// ring (whose ~400 blocks each fill 64 KB of shared memory before their first tile and whose launch
+// ends with the last tiles' round trips) for one of two streaming launches without a loop
+// (common/quant_flat.cuh), every load of a thread in flight at once:
+//   flat  the tensor as one array of 16-byte chunks (batch 1, contiguous rows, below 2^24 chunks),
+//         each 128-element run's 4 scale bytes one 4-byte store: LINEAR scales at every size it
+//         takes, SWIZZLED ones up to 16 MiB of input (there each word lands in its own 512-byte tile,
+//         which costs more than the data as the tensor grows);
+//   band  64 rows x 128 columns per block, the band's scale words staged in shared memory and
+//         written as 8-byte halves of the swizzled tile's lines: SWIZZLED scales above 16 MiB and up
+//         to 64 MiB of input (batched and strided inputs too).
+// Measured on an H100 (docs/PERFORMANCE.md, "Thirteenth round"). Execute falls back to the ring when
+// the pointers are not aligned for the chosen kernel (x and its rows 16 bytes, FP8 data 8 bytes,
+// scales 8 bytes (band, swizzled) or 4). MXQ_QUANT_FLAT / MXQ_QUANT_BAND = 0 never take the kernel,
+// = 1 take it for every plan it can run regardless of the size rules (docs/ENVIRONMENT.md).
+//   bandmg the band kernel for M-grouped plans with swizzled scales and at most 128 groups: a ninth
+//         warp of each block builds the group table in shared memory while the others quantize,
+//         then the block moves its scale rows to their groups' padded positions.
+enum class FastRow { kNone, kFlat, kBand, kBandMg };
+constexpr int64_t kBandMgMaxGroups = 128;  // quant_flat.cuh, kBandMgGroups: one warp builds the table
+constexpr int kBandMgThreads = kQuantThreads + 32;
+constexpr int64_t kFlatSwizzledMaxBytes = int64_t(16) << 20;
+// Above 64 MiB of input the persistent ring is ahead again (16384^2: 276 against 285 us; 131072x7168:
+// 946 against 981): its counter order keeps the DRAM traffic one window of the tensor.
+constexpr int64_t kBandMaxBytes = int64_t(64) << 20;
 constexpr int64_t kFlatMaxChunks = int64_t(1) << 24;
 
-bool flat_capable(const QuantizeDesc& d) {
-  return ringrow_capable(d) && !grouped(d) && d.batch == 1 && d.in_ld == d.cols && d.cols % 128 == 0 &&
-         d.rows >= 1 && d.rows * d.cols / 8 < kFlatMaxChunks;
+int env_switch(const char* name) {  // -1 unset, 0, 1
+  const char* env = std::getenv(name);
+  if (!env || !*env) return -1;
+  if (std::string(env) == "0") return 0;
+  if (std::string(env) == "1") return 1;
+  return -1;
 }
 
-bool uses_flat(const QuantizeDesc& d) {
-  if (!flat_capable(d)) return false;
-  if (const char* env = std::getenv("MXQ_QUANT_FLAT"); env && *env) {
-    if (std::string(env) == "0") return false;
-    if (std::string(env) == "1") return true;
+FastRow fast_rowwise(const QuantizeDesc& d) {
+  if (!ringrow_capable(d) || d.cols % 128 != 0 || d.rows < 1) return FastRow::kNone;
+  const bool swz = d.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
+  const int64_t bytes = d.batch * d.rows * d.cols * static_cast<int64_t>(in_size(d.in_dtype));
+  if (grouped(d)) {
+    // The kernel keeps scale offsets in 32 bits.
+    const ScaleExtent rs = rowwise_scale_extent(true, d.rows, d.cols, d.grouping, d.num_groups);
+    if (!swz || d.num_groups > kBandMgMaxGroups || rs.rows * rs.cols >= (int64_t(1) << 32)) return FastRow::kNone;
+    const int band_env = env_switch("MXQ_QUANT_BAND");
+    return band_env == 1 || (band_env != 0 && bytes <= kBandMaxBytes) ? FastRow::kBandMg : FastRow::kNone;
   }
-  return d.rows * d.cols * static_cast<int64_t>(in_size(d.in_dtype)) <= kFlatMaxInputBytes;
+  const bool flat_ok = d.batch == 1 && d.in_ld == d.cols && d.rows * d.cols / 8 < kFlatMaxChunks;
+  const int flat_env = env_switch("MXQ_QUANT_FLAT"), band_env = env_switch("MXQ_QUANT_BAND");
+  if (flat_env == 1 && flat_ok) return FastRow::kFlat;
+  if (band_env == 1) return FastRow::kBand;
+  if (flat_ok && flat_env != 0 && (!swz || bytes <= kFlatSwizzledMaxBytes)) return FastRow::kFlat;
+  if (swz && band_env != 0 && bytes <= kBandMaxBytes) return FastRow::kBand;
+  return FastRow::kNone;
 }
 
 // "_<in>_<fp8>[_prop][_swiglu]": the part of every quantize entry point's name after its kind.
@@ -282,29 +311,68 @@ class QuantizeOp final : public OpImpl {
       if (jit_ > 0) p.jit_from = nticks - jit_;
     }
     if (uses_table(d)) groups_ = std::make_unique<GroupTableBuilder>(dev);
-    if (uses_flat(d)) {
+    fast_ = fast_rowwise(d);
+    if (fast_ == FastRow::kFlat) {
       // Chunks per thread: 4 when that still gives 4 blocks per SM, else 2 (more, smaller blocks).
       const int64_t chunks = d.rows * d.cols / 8;
       const int64_t sms = std::max(1, dev.sm_count());
-      flat_cpt_ = layout::ceil_div(chunks, 4 * kQuantThreads) >= 4 * sms ? 4 : 2;
-      flat_data_blocks_ = layout::ceil_div(chunks, flat_cpt_ * kQuantThreads);
+      fast_cpt_ = layout::ceil_div(chunks, 4 * kQuantThreads) >= 4 * sms ? 4 : 2;
+      fast_data_blocks_ = layout::ceil_div(chunks, fast_cpt_ * kQuantThreads);
       const int64_t pad_words = swz ? (layout::round_up(d.rows, kQuantTile) - d.rows) * (d.cols / 128) : 0;
-      flat_blocks_ = flat_data_blocks_ + layout::ceil_div(pad_words, kQuantThreads);
-      flat_kernel_ = "mxq_quantize_flat" + std::to_string(flat_cpt_) + kernel_suffix(d);
-      flat_fn_ = dev.kernel(flat_kernel_.c_str());
+      fast_grid_x_ = fast_data_blocks_ + layout::ceil_div(pad_words, kQuantThreads);
+      fast_kernel_ = "mxq_quantize_flat" + std::to_string(fast_cpt_) + kernel_suffix(d);
+    } else if (fast_ == FastRow::kBand) {
+      // Bands of 64 rows over the padded rows (swizzled) or the rows (LINEAR), one block per 128 columns.
+      const int64_t bands = swz ? layout::ceil_div(d.rows, kQuantTile) * 2 : layout::ceil_div(d.rows, 64);
+      fast_data_blocks_ = bands * (d.cols / 128);
+      fast_grid_x_ = fast_data_blocks_;
+      fast_kernel_ = "mxq_quantize_band" + kernel_suffix(d);
+    } else if (fast_ == FastRow::kBandMg) {
+      // Bands of 64 data rows; the padding and the tail of the scale tensor are written by the blocks.
+      fast_data_blocks_ = layout::ceil_div(d.rows, 64) * (d.cols / 128);
+      fast_grid_x_ = fast_data_blocks_;
+      fast_smem_ = quantize_group_table_smem_bytes(d.num_groups);
+      fast_threads_ = kBandMgThreads;
+      p.tail_lines_per_block = layout::ceil_div(p.row_scale_tiles * (d.cols / 128) * 32, fast_grid_x_);
+      fast_kernel_ = "mxq_quantize_bandmg" + kernel_suffix(d);
+    }
+    if (fast_ != FastRow::kNone) {
+      MXQ_REQUIRE(fast_grid_x_ <= INT_MAX && d.batch <= 65535, MXQ_STATUS_INTERNAL_ERROR,
+                  "quantize: the streaming kernel's grid does not fit");
+      fast_fn_ = dev.kernel(fast_kernel_.c_str());
+      if (fast_smem_ > 48 * 1024)
+        check(driver().cuFuncSetAttribute(fast_fn_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, fast_smem_),
+              "quantize: dynamic shared memory of the band kernel");
     }
   }
 
-  std::string name() const override { return flat_fn_ ? flat_kernel_ : kernel_; }
+  std::string name() const override { return fast_fn_ ? fast_kernel_ : kernel_; }
   std::string reason() const override {
-    if (flat_fn_)
+    if (fast_ == FastRow::kFlat)
       return fmt::format(
           "kernel {}, {} data blocks ({} chunks of 8 elements per thread) and {} scale-padding blocks of {} threads, "
-          "no shared memory; rowwise 1x32 blocks of a row-contiguous tensor of at most {} MiB (K % 128 == 0): one "
+          "no shared memory; rowwise 1x32 blocks of a row-contiguous tensor (K % 128 == 0, {} scales): one "
           "streaming launch, every load of a thread in flight at once; at Execute, pointers not aligned for it "
           "(x 16 bytes, FP8 data 8, scales 4) fall back to {}",
-          flat_kernel_, flat_data_blocks_, flat_cpt_, flat_blocks_ - flat_data_blocks_, kQuantThreads,
-          kFlatMaxInputBytes >> 20, kernel_);
+          fast_kernel_, fast_data_blocks_, fast_cpt_, fast_grid_x_ - fast_data_blocks_, kQuantThreads,
+          d_.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4 ? "swizzled, at most 16 MiB of input" : "LINEAR",
+          kernel_);
+    if (fast_ == FastRow::kBandMg)
+      return fmt::format(
+          "kernel {}, {} blocks of {} threads (64 data rows x 128 columns each), {} B of dynamic shared memory; "
+          "rowwise 1x32 blocks, M-grouped (K % 128 == 0, <= {} groups): one streaming launch, a ninth warp of each "
+          "block builds the group table in shared memory while the others quantize, then the block moves its scale "
+          "rows to their groups' padded positions and zeroes the padding of the groups ending in it and its share "
+          "of the tail; at Execute, pointers not aligned for it (x and its rows 16 bytes, FP8 data 8, scales 4) "
+          "fall back to {}",
+          fast_kernel_, fast_grid_x_, fast_threads_, fast_smem_, kBandMgMaxGroups, kernel_);
+    if (fast_ == FastRow::kBand)
+      return fmt::format(
+          "kernel {}, {} x {} blocks of {} threads (64 rows x 128 columns each), {} B of static shared memory; "
+          "rowwise 1x32 blocks (K % 128 == 0): one streaming launch, every load of a thread in flight at once, the "
+          "band's scales written as 8-byte halves of the swizzled tile's lines; at Execute, pointers not aligned "
+          "for it (x and its rows 16 bytes, FP8 data 8, scales 8) fall back to {}",
+          fast_kernel_, fast_grid_x_, d_.batch, kQuantThreads, 64 * 4, kernel_);
     std::string why = needs_tiled(d_) ? "needs both axes of a tile (columnwise, both or 32x32 blocks): 128x128 tiles "
                                         "through shared memory"
                       : uses_ringrow(d_) ? "rowwise 1x32 blocks: 128x128 tiles through a shared-memory ring"
@@ -369,18 +437,6 @@ class QuantizeOp final : public OpImpl {
     if (d_.fusion == MXQ_FUSION_SWIGLU) vec = vec && (d_.cols * es) % 16 == 0;
     if (vec) p.flags |= kQuantVecIn;
 
-    if (flat_fn_ && vec && (reinterpret_cast<uintptr_t>(p.row_data) & 7u) == 0 &&
-        (reinterpret_cast<uintptr_t>(p.row_scales) & 3u) == 0) {
-      if (p.amax)
-        check(driver().cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(p.amax), 0, sizeof(float),
-                                       reinterpret_cast<CUstream>(stream)),
-              "quantize: clearing amax");
-      void* params[] = {&p};
-      dev_->launch(flat_fn_, Dim3{static_cast<unsigned>(flat_blocks_), 1, 1},
-                   Dim3{static_cast<unsigned>(kQuantThreads), 1, 1}, 0, stream, params, flat_kernel_.c_str());
-      return;
-    }
-
     if (grouped(d_)) {
       const void* offsets = args.get(MXQ_ARG_GROUP_OFFSETS);
       MXQ_REQUIRE(offsets, MXQ_STATUS_BAD_PARAM_ARGUMENT, "quantize: group offsets are required with GROUPING_ROWS");
@@ -394,6 +450,20 @@ class QuantizeOp final : public OpImpl {
         p.offsets = offsets;
       }
     }
+    const uintptr_t scale_align = fast_ == FastRow::kBand && (p.flags & kQuantSwizzled) ? 7u : 3u;
+    if (fast_fn_ && vec && (reinterpret_cast<uintptr_t>(p.row_data) & 7u) == 0 &&
+        (reinterpret_cast<uintptr_t>(p.row_scales) & scale_align) == 0) {
+      if (p.amax)
+        check(driver().cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(p.amax), 0, sizeof(float),
+                                       reinterpret_cast<CUstream>(stream)),
+              "quantize: clearing amax");
+      void* params[] = {&p};
+      dev_->launch(fast_fn_, Dim3{static_cast<unsigned>(fast_grid_x_), static_cast<unsigned>(d_.batch), 1},
+                   Dim3{static_cast<unsigned>(fast_threads_), 1, 1}, static_cast<size_t>(fast_smem_), stream, params,
+                   fast_kernel_.c_str());
+      return;
+    }
+
     if (dynamic_) {
       // The tile counter starts from 0 on this stream for every launch.
       p.tile_counter = reinterpret_cast<unsigned long long*>(static_cast<uint8_t*>(workspace) + table_bytes());
@@ -459,10 +529,14 @@ class QuantizeOp final : public OpImpl {
   int64_t split_ = 0;  // tiles handed out as 64-row halves (rowwise ring, counter order)
   int64_t jit_ = 0;       // last tickets taken just in time (rowwise ring, counter order; MXQ_QUANT_JIT)
   bool jit_all_ = false;  // ... and that is every ticket (the default)
-  // The flat kernel (uses_flat): its entry point, chunks per thread and grid; null when the plan does not take it.
-  std::string flat_kernel_;
-  CUfunction flat_fn_ = nullptr;
-  int64_t flat_cpt_ = 0, flat_data_blocks_ = 0, flat_blocks_ = 0;
+  // The streaming kernel that takes the plan instead of the ring (fast_rowwise): its entry point, chunks
+  // per thread (flat) and grid (x; y = batch); fast_fn_ is null when the plan does not take one.
+  FastRow fast_ = FastRow::kNone;
+  std::string fast_kernel_;
+  CUfunction fast_fn_ = nullptr;
+  int64_t fast_cpt_ = 0, fast_data_blocks_ = 0, fast_grid_x_ = 0;
+  int fast_smem_ = 0;  // dynamic shared memory (bandmg: the inline group table)
+  int fast_threads_ = kQuantThreads;
   static constexpr size_t kCounterBytes = 256;
   QuantizeParams base_;
   std::unique_ptr<GroupTableBuilder> groups_;

@@ -437,12 +437,14 @@ TEST_CASE("gpu quantize: misaligned pointers, odd strides and K take the scalar 
       }
 }
 
-// The flat rowwise kernel (common/quant_flat.cuh) takes ungrouped rowwise plans with 16-bit inputs,
-// contiguous rows and K % 128 == 0 up to 32 MiB of input: every mode, policy, format and layout, rows
-// that leave swizzle padding (its padding blocks) and chunk counts that leave the last data block
-// partly empty, with 2 (few blocks) and 4 chunks per thread. Other rows of this file reach it too; the
-// GPU checks also run [quantize] with MXQ_QUANT_FLAT=0 (the ring instead) and =1 (every capable plan).
-TEST_CASE("gpu quantize: the flat rowwise kernel's plans (contiguous rows, K a multiple of 128)",
+// The streaming rowwise kernels (common/quant_flat.cuh) take ungrouped rowwise plans with 16-bit
+// inputs and K % 128 == 0 (op_quantize.cpp, fast_rowwise): flat (contiguous rows) in every mode,
+// policy, format and layout, rows that leave swizzle padding (its padding blocks) and chunk counts that
+// leave the last data block partly empty, with 2 (few blocks) and 4 chunks per thread; band (swizzled
+// scales above 16 MiB, batched or strided inputs). Other rows of this file reach them too; the GPU
+// checks also run [quantize] with MXQ_QUANT_FLAT=0 MXQ_QUANT_BAND=0 (the ring instead), with
+// MXQ_QUANT_FLAT=1 and with MXQ_QUANT_BAND=1 (every plan either can take).
+TEST_CASE("gpu quantize: the streaming rowwise kernels' plans (flat and band, K a multiple of 128)",
           "[gpu][quantize][flat]") {
   Handle cpu(MXQ_BACKEND_CPU), gpu(MXQ_BACKEND_CUDA);
   const uint64_t seed = fresh_seed();
@@ -466,9 +468,47 @@ TEST_CASE("gpu quantize: the flat rowwise kernel's plans (contiguous rows, K a m
             c.want_amax = pick() % 2 == 0;
             run_case(c, cpu, gpu, seed + static_cast<uint64_t>(n++));
           }
-  // Larger: 4 chunks per thread over many blocks (2048 x 4096, 1000 x 7168) and 2 per thread
-  // (520 x 1024: padding rows in the last scale tile), both layouts, amax.
-  const int64_t large[][2] = {{2048, 4096}, {1000, 7168}, {520, 1024}};
+  // The band kernel (swizzled scales above the flat kernel's bound; batched or strided inputs at any
+  // size): batches, row strides larger than K, rows that end inside a band and inside a scale tile.
+  const int64_t banded[][4] = {{3, 100, 256, 8}, {2, 64, 128, 0}, {1, 193, 384, 16}, {2, 1, 1024, 8}};
+  for (const auto& s : banded)
+    for (auto fp8 : kFp8) {
+      QCase c;
+      c.fp8 = fp8;
+      c.in = pick() % 2 ? MXQ_DTYPE_BF16 : MXQ_DTYPE_FP16;
+      c.mode = kModes[pick() % 4];
+      c.policy = kPolicies[pick() % 2];
+      c.batch = s[0];
+      c.rows = s[1];
+      c.cols = s[2];
+      c.ld_pad = s[3];
+      c.bstride_pad = c.batch > 1 ? 8 : 0;
+      c.want_amax = pick() % 2 == 0;
+      run_case(c, cpu, gpu, seed + static_cast<uint64_t>(n++));
+    }
+  // The M-grouped band kernel (swizzled, up to 1024 groups: warp 0 alone or all threads build the
+  // table): empty and tiny groups, rows past the last group, clamped invalid offsets, int64 offsets.
+  for (int64_t groups : {1, 5, 40, 128, 129, 700})
+    for (int k = 0; k < 2; ++k) {
+      QCase c;
+      c.in = pick() % 2 ? MXQ_DTYPE_BF16 : MXQ_DTYPE_FP16;
+      c.fp8 = kFp8[pick() % 2];
+      c.mode = kModes[pick() % 4];
+      c.policy = kPolicies[pick() % 2];
+      c.grouped = true;
+      c.groups = groups;
+      c.rows = 1 + static_cast<int64_t>(pick() % (groups > 100 ? 6000 : 1500));
+      c.cols = 128 * (1 + static_cast<int64_t>(pick() % 3));
+      c.offsets_dtype = pick() % 2 ? MXQ_DTYPE_INT64 : MXQ_DTYPE_INT32;
+      c.leave_tail = k == 1;
+      c.invalid_offsets = pick() % 3 == 0;
+      c.want_amax = pick() % 2 == 0;
+      run_case(c, cpu, gpu, seed + static_cast<uint64_t>(n++));
+    }
+  // Larger: the flat kernel with 4 chunks per thread over many blocks (2048 x 4096, 1000 x 7168), 2 per
+  // thread (520 x 1024: padding rows in the last scale tile), and the band kernel (4096 x 4608
+  // swizzled, above the flat bound), both layouts, amax.
+  const int64_t large[][2] = {{2048, 4096}, {1000, 7168}, {520, 1024}, {4096, 4608}};
   for (const auto& s : large)
     for (auto layout : kLayouts) {
       QCase c;

@@ -31,15 +31,16 @@ if [[ $part != 2 ]]; then
   # tiles per block, which no test case reaches), there with every tile as two 64-row halves
   # (MXQ_QUANT_SPLIT), and the default schedules without halves; the rowwise ring's tickets drawn one
   # tile ahead (MXQ_QUANT_JIT=0) and just in time only from the last few on (0.01 x blocks: the switch
-  # from one form to the other inside a launch). These ring schedules run without the flat kernel
-  # (MXQ_QUANT_FLAT=0), which takes the small contiguous plans by default; the last one runs the flat
-  # kernel on every plan it can take (MXQ_QUANT_FLAT=1, beyond its 32 MiB bound).
-  stage quant_sched 300 bash -c "env MXQ_QUANT_FLAT=0 MXQ_QUANT_RINGROW=1 MXQ_QUANT_MGROUPED=ring MXQ_QUANT_RING_ORDER=counter MXQ_QUANT_SPLIT=1000 '$MXQ_BUILD_DIR/tests/mxq_gpu_tests' '[quantize]' &&
-    env MXQ_QUANT_FLAT=0 MXQ_QUANT_RINGROW=0 MXQ_QUANT_MGROUPED=persistent MXQ_QUANT_RING_ORDER=static '$MXQ_BUILD_DIR/tests/mxq_gpu_tests' '[quantize]' &&
-    env MXQ_QUANT_FLAT=0 MXQ_QUANT_SPLIT=0 '$MXQ_BUILD_DIR/tests/mxq_gpu_tests' '[quantize]' &&
-    env MXQ_QUANT_FLAT=0 MXQ_QUANT_RINGROW=1 MXQ_QUANT_MGROUPED=ring MXQ_QUANT_RING_ORDER=counter MXQ_QUANT_JIT=0 '$MXQ_BUILD_DIR/tests/mxq_gpu_tests' '[quantize]' &&
-    env MXQ_QUANT_FLAT=0 MXQ_QUANT_RINGROW=1 MXQ_QUANT_RING_ORDER=counter MXQ_QUANT_JIT=0.01 '$MXQ_BUILD_DIR/tests/mxq_gpu_tests' '[quantize]' &&
-    env MXQ_QUANT_FLAT=1 '$MXQ_BUILD_DIR/tests/mxq_gpu_tests' '[quantize]'"
+  # from one form to the other inside a launch). These ring schedules run without the streaming
+  # kernels (MXQ_QUANT_FLAT=0 MXQ_QUANT_BAND=0), which take ungrouped plans with K % 128 == 0 by
+  # default; the last two run the flat and the band kernel on every plan each can take.
+  stage quant_sched 300 bash -c "env MXQ_QUANT_FLAT=0 MXQ_QUANT_BAND=0 MXQ_QUANT_RINGROW=1 MXQ_QUANT_MGROUPED=ring MXQ_QUANT_RING_ORDER=counter MXQ_QUANT_SPLIT=1000 '$MXQ_BUILD_DIR/tests/mxq_gpu_tests' '[quantize]' &&
+    env MXQ_QUANT_FLAT=0 MXQ_QUANT_BAND=0 MXQ_QUANT_RINGROW=0 MXQ_QUANT_MGROUPED=persistent MXQ_QUANT_RING_ORDER=static '$MXQ_BUILD_DIR/tests/mxq_gpu_tests' '[quantize]' &&
+    env MXQ_QUANT_FLAT=0 MXQ_QUANT_BAND=0 MXQ_QUANT_SPLIT=0 '$MXQ_BUILD_DIR/tests/mxq_gpu_tests' '[quantize]' &&
+    env MXQ_QUANT_FLAT=0 MXQ_QUANT_BAND=0 MXQ_QUANT_RINGROW=1 MXQ_QUANT_MGROUPED=ring MXQ_QUANT_RING_ORDER=counter MXQ_QUANT_JIT=0 '$MXQ_BUILD_DIR/tests/mxq_gpu_tests' '[quantize]' &&
+    env MXQ_QUANT_FLAT=0 MXQ_QUANT_BAND=0 MXQ_QUANT_RINGROW=1 MXQ_QUANT_RING_ORDER=counter MXQ_QUANT_JIT=0.01 '$MXQ_BUILD_DIR/tests/mxq_gpu_tests' '[quantize]' &&
+    env MXQ_QUANT_FLAT=1 '$MXQ_BUILD_DIR/tests/mxq_gpu_tests' '[quantize]' &&
+    env MXQ_QUANT_BAND=1 '$MXQ_BUILD_DIR/tests/mxq_gpu_tests' '[quantize]'"
   # The attention forward's variant without the warpgroups' turns (MXQ_ATTN_SM90_PINGPONG=0), which
   # shares the main loop's code with the default kernels.
   stage attn_nopp 120 env MXQ_ATTN_SM90_PINGPONG=0 "$MXQ_BUILD_DIR/tests/mxq_gpu_tests" "[attention]~[bwd]"
