@@ -33,6 +33,7 @@
 // K past the end is zero-filled by TMA. Epilogue: alpha, optional accumulate, direct stores
 // (store_acc_tile).
 #include <cstdint>
+#include <type_traits>
 
 #include "common/fp8.cuh"
 #include "core/layout.h"
@@ -57,12 +58,13 @@ constexpr int kStageBytes = static_cast<int>(gemm_sm90_fp8b2d_stage_bytes());
 constexpr int kNb = kBN / 32;                                                     // 32-column blocks of B
 constexpr int kScaleFloats = static_cast<int>(gemm_sm90_fp8b2d_scale_bytes() / 4);  // [4][kBM][kNb]
 constexpr int kScaleWarps = 3;
-// setmaxnreg: launched at 384 x 168; 128 * 40 + 256 * 232 = 64512 = 384 * 168.
-constexpr int kProducerRegs = 40, kConsumerRegs = 232;
+// setmaxnreg: launched at 384 x 168; 128 * 56 + 256 * 224 = 64512 = 384 * 168 (the math warps need
+// 192 accumulator registers; the scale warps spill at 40).
+constexpr int kProducerRegs = 56, kConsumerRegs = 224;
 static_assert(kProducerRegs + 2 * kConsumerRegs <= 3 * 168, "setmaxnreg pool: 384 threads launched at 168 registers");
 static_assert(kNb == 4, "the consumers read a row's products as one float4");
 
-template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, bool kCross>
+template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, int kU>
 __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   const GemmSm90Params& p = tp.g;
@@ -141,13 +143,13 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
         ptx::mbar_wait(&empty[s], (round & 1) ^ 1);
         float* dst = sprod + s * kScaleFloats + j * (kBM * kNb) + rg * kNb;
 #pragma unroll 1
-        for (int h = 0; h < 4; ++h) {
+        for (int h = 0; h < 2; ++h) {
 #pragma unroll
-          for (int ii = 0; ii < 4; ++ii) {
-            const int i = h * 4 + ii;
+          for (int ii = 0; ii < 8; ++ii) {
+            const int i = h * 8 + ii;
             float sa = 0.0f;
             if (kvalid && 8 * i < a_rows)
-              sa = dev::ue8m0_to_f32(__ldg(a_base + ks + (swz ? int64_t(ii * 128 + h * 4) : i * a_step)));
+              sa = dev::ue8m0_to_f32(__ldg(a_base + ks + (swz ? int64_t((ii & 3) * 128 + (h * 2 + (ii >> 2)) * 4) : i * a_step)));
             *reinterpret_cast<float4*>(dst + 8 * i * kNb) = make_float4(sa * sb[0], sa * sb[1], sa * sb[2], sa * sb[3]);
           }
         }
@@ -176,14 +178,10 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
       ptx::wgmma_commit();
     };
     // acc += d * (sa * sb): this thread's rows r0 and r0 + 8, columns 8c + c0 (+1) lie in block c / 4.
-    auto promote = [&](const float(&d)[64], const float* prod, bool use) {
+    auto promote = [&](const float(&d)[64], const float* prod) {
       const float4 s0 = *reinterpret_cast<const float4*>(prod + r0 * kNb);
       const float4 s1 = *reinterpret_cast<const float4*>(prod + (r0 + 8) * kNb);
-      float a0[4] = {s0.x, s0.y, s0.z, s0.w}, a1[4] = {s1.x, s1.y, s1.z, s1.w};
-      if (!use) {
-#pragma unroll
-        for (int i = 0; i < 4; ++i) a0[i] = a1[i] = 0.0f;
-      }
+      const float a0[4] = {s0.x, s0.y, s0.z, s0.w}, a1[4] = {s1.x, s1.y, s1.z, s1.w};
 #pragma unroll
       for (int c = 0; c < 16; ++c) {
         acc[c * 4 + 0] = fmaf(d[c * 4 + 0], a0[c >> 2], acc[c * 4 + 0]);
@@ -193,74 +191,42 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
       }
     };
 
-    if constexpr (kCross) {
-      if (nk > 0) {
-        // Steps q = 4 kt + jj into partial q % 2. Each stage's loop body first issues its step 0 and then
-        // promotes step 3 of the stage before (whose wgmma ran meanwhile), so the tensor cores never
-        // wait for a stage boundary. In the first body there is no stage before: partial 1 holds zeros
-        // and its multipliers are forced to 0 (branch-free, so ptxas keeps the wgmmas asynchronous).
-  #pragma unroll
-        for (int i = 0; i < 64; ++i) part[1][i] = 0.0f;
-        uint32_t prev_s = it % kStages;
-        for (int kt = 0; kt < nk; ++kt, ++it) {
-          const uint32_t s = it % kStages;
-          ptx::mbar_wait(&full[s], (it / kStages) & 1);
-          const uint32_t a_addr = ptx::smem_addr(smem + s * kStageBytes + cw * 64 * kBK);
-          const uint32_t b_addr = ptx::smem_addr(smem + s * kStageBytes + kABytes);
-          const float* prod = sprod + s * kScaleFloats;
-          issue(part[0], a_addr, b_addr);
+    // kU stages per loop body, their 4 kU k32 steps in one software pipeline: the wgmma of step q + 1
+    // is issued before step q is promoted, also across the body's stage boundaries (the next stage's
+    // `full` is awaited between them). Only the body's last step is promoted with no wgmma of this
+    // warpgroup in flight (the other warpgroup's fill the tensor cores then). Nothing is in flight
+    // across the loop's back edge, which keeps ptxas from serializing the wgmmas (C7514); stages
+    // left over (nk % kU) run one per body.
+    auto body = [&](auto u_tag) {
+      constexpr int U = decltype(u_tag)::value;
+      const uint32_t base = ptx::smem_addr(smem) + cw * 64 * kBK;
+#pragma unroll
+      for (int q = 0; q < 4 * U; ++q) {
+        const int u = q / 4, jj = q % 4;
+        const uint32_t s = (it + u) % kStages;
+        if (jj == 0) ptx::mbar_wait(&full[s], ((it + u) / kStages) & 1);
+        const uint32_t a_addr = base + s * kStageBytes + 32 * jj;
+        issue(part[q & 1], a_addr, a_addr - cw * 64 * kBK + kABytes);
+        if (q > 0) {
           ptx::wgmma_wait<1>();
-          ptx::fence_acc(part[1]);
-          promote(part[1], sprod + prev_s * kScaleFloats + 3 * (kBM * kNb), kt > 0);
-          if (kt > 0) ptx::mbar_arrive(&empty[prev_s]);  // its wgmmas are done, its products read
-          issue(part[1], a_addr + 32, b_addr + 32);
-          ptx::wgmma_wait<1>();
-          ptx::fence_acc(part[0]);
-          promote(part[0], prod, true);
-          issue(part[0], a_addr + 64, b_addr + 64);
-          ptx::wgmma_wait<1>();
-          ptx::fence_acc(part[1]);
-          promote(part[1], prod + kBM * kNb, true);
-          issue(part[1], a_addr + 96, b_addr + 96);
-          ptx::wgmma_wait<1>();
-          ptx::fence_acc(part[0]);
-          promote(part[0], prod + 2 * (kBM * kNb), true);
-          prev_s = s;
+          ptx::fence_acc(part[(q - 1) & 1]);
+          const int pu = (q - 1) / 4, pj = (q - 1) % 4;
+          const uint32_t ps = (it + pu) % kStages;
+          promote(part[(q - 1) & 1], sprod + ps * kScaleFloats + pj * (kBM * kNb));
+          if (pj == 3) ptx::mbar_arrive(&empty[ps]);  // its wgmmas are done, its products read
         }
-        ptx::wgmma_wait<0>();
-        ptx::fence_acc(part[1]);
-        promote(part[1], sprod + prev_s * kScaleFloats + 3 * (kBM * kNb), true);
-        ptx::mbar_arrive(&empty[prev_s]);
       }
-    } else {
-      // Per stage: steps 0 and 1 issued, then each step promoted while the next one runs; step 3 is
-      // promoted with no wgmma of this warpgroup in flight (the other warpgroup's fill the tensor
-      // cores). Nothing is in flight across the loop's back edge, which keeps ptxas from serializing.
-      for (int kt = 0; kt < nk; ++kt, ++it) {
-        const uint32_t s = it % kStages;
-        ptx::mbar_wait(&full[s], (it / kStages) & 1);
-        const uint32_t a_addr = ptx::smem_addr(smem + s * kStageBytes + cw * 64 * kBK);
-        const uint32_t b_addr = ptx::smem_addr(smem + s * kStageBytes + kABytes);
-        const float* prod = sprod + s * kScaleFloats;
-        issue(part[0], a_addr, b_addr);
-        issue(part[1], a_addr + 32, b_addr + 32);
-        ptx::wgmma_wait<1>();
-        ptx::fence_acc(part[0]);
-        promote(part[0], prod, true);
-        issue(part[0], a_addr + 64, b_addr + 64);
-        ptx::wgmma_wait<1>();
-        ptx::fence_acc(part[1]);
-        promote(part[1], prod + kBM * kNb, true);
-        issue(part[1], a_addr + 96, b_addr + 96);
-        ptx::wgmma_wait<1>();
-        ptx::fence_acc(part[0]);
-        promote(part[0], prod + 2 * kBM * kNb, true);
-        ptx::wgmma_wait<0>();
-        ptx::fence_acc(part[1]);
-        promote(part[1], prod + 3 * kBM * kNb, true);
-        ptx::mbar_arrive(&empty[s]);
-      }
-    }
+      ptx::wgmma_wait<0>();
+      ptx::fence_acc(part[(4 * U - 1) & 1]);
+      const uint32_t ls = (it + U - 1) % kStages;
+      promote(part[(4 * U - 1) & 1], sprod + ls * kScaleFloats + 3 * (kBM * kNb));
+      ptx::mbar_arrive(&empty[ls]);
+      it += U;
+    };
+    int kt = 0;
+    if constexpr (kU > 1)
+      for (; kt + kU <= nk; kt += kU) body(std::integral_constant<int, kU>{});
+    for (; kt < nk; ++kt) body(std::integral_constant<int, 1>{});
 
     // ---- epilogue: alpha, optional accumulate, round once ------------------------------------------------
     // (The tile's rows and columns are decoded only now: nothing of them is live across the K loop.)
@@ -280,16 +246,20 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
 
 // extern "C" entry points, looked up by name from the embedded image (src/cuda/op_gemm.cpp):
 // mxq_gemm_sm90_fp8b2d_<A>_<B>_<D>.
-#define MXQ_GEMM_SM90_FP8B2D_ENTRY(NAME, AK, BK, F32, CROSS)                                              \
+#define MXQ_GEMM_SM90_FP8B2D_ENTRY(NAME, AK, BK, F32, U)                                                  \
   extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90Fp8B2dThreads, 1)                            \
       NAME(const __grid_constant__ mxq::GemmSm90TmaParams p) {                                            \
-    mxq::sm90gemm::fp8b2d::gemm_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, CROSS>(p);         \
+    mxq::sm90gemm::fp8b2d::gemm_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, U>(p);             \
   }
-#define MXQ_GEMM_SM90_FP8B2D_ENTRIES(A, B, AK, BK)                                                 \
-  MXQ_GEMM_SM90_FP8B2D_ENTRY(mxq_gemm_sm90_fp8b2d_##A##_##B##_bf16, AK, BK, false, false)        \
-  MXQ_GEMM_SM90_FP8B2D_ENTRY(mxq_gemm_sm90_fp8b2d_##A##_##B##_f32, AK, BK, true, false)          \
-  MXQ_GEMM_SM90_FP8B2D_ENTRY(mxq_gemm_sm90_fp8b2d_##A##_##B##_bf16_cross, AK, BK, false, true)   \
-  MXQ_GEMM_SM90_FP8B2D_ENTRY(mxq_gemm_sm90_fp8b2d_##A##_##B##_f32_cross, AK, BK, true, true)
+// The default instances pipeline 4 stages per loop body; `_u1` / `_u2` (1 / 2 stages) are for
+// measurements (MXQ_GEMM_SM90_FP8B2D_UNROLL=1 / 2).
+#define MXQ_GEMM_SM90_FP8B2D_ENTRIES(A, B, AK, BK)                                             \
+  MXQ_GEMM_SM90_FP8B2D_ENTRY(mxq_gemm_sm90_fp8b2d_##A##_##B##_bf16, AK, BK, false, 4)        \
+  MXQ_GEMM_SM90_FP8B2D_ENTRY(mxq_gemm_sm90_fp8b2d_##A##_##B##_f32, AK, BK, true, 4)          \
+  MXQ_GEMM_SM90_FP8B2D_ENTRY(mxq_gemm_sm90_fp8b2d_##A##_##B##_bf16_u1, AK, BK, false, 1)     \
+  MXQ_GEMM_SM90_FP8B2D_ENTRY(mxq_gemm_sm90_fp8b2d_##A##_##B##_f32_u1, AK, BK, true, 1)       \
+  MXQ_GEMM_SM90_FP8B2D_ENTRY(mxq_gemm_sm90_fp8b2d_##A##_##B##_bf16_u2, AK, BK, false, 2)     \
+  MXQ_GEMM_SM90_FP8B2D_ENTRY(mxq_gemm_sm90_fp8b2d_##A##_##B##_f32_u2, AK, BK, true, 2)
 MXQ_GEMM_SM90_FP8B2D_ENTRIES(e4m3, e4m3, E4M3, E4M3)
 MXQ_GEMM_SM90_FP8B2D_ENTRIES(e4m3, e5m2, E4M3, E5M2)
 MXQ_GEMM_SM90_FP8B2D_ENTRIES(e5m2, e4m3, E5M2, E4M3)
