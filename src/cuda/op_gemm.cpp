@@ -269,18 +269,13 @@ class GemmSm90 final : public OpImpl {
                       : kind == Sm90Kernel::Bf16Path ? "bf16path_"
                       : kind == Sm90Kernel::Fp8B2d   ? "fp8b2d_"
                                                      : "";
-    // The 32x32-weight kernel pipelines 4 K stages per loop body; MXQ_GEMM_SM90_FP8B2D_UNROLL=1 / 2 picks
-    // the instances with 1 / 2 (measurements: docs/PERFORMANCE.md, "Twelfth session").
-    const char* env_unroll = std::getenv("MXQ_GEMM_SM90_FP8B2D_UNROLL");
-    const std::string unroll = kind == Sm90Kernel::Fp8B2d && env_unroll ? std::string(env_unroll) : "";
-    const char* unroll_tag = unroll == "1" ? "_u1" : unroll == "2" ? "_u2" : "";
     bp_store_ = kind == Sm90Kernel::Bf16Tma && use_bp_store(d, dev.info().smem_optin);
     bprep_ = kind == Sm90Kernel::Bf16Tma && (bp_store_ || use_bprep(d));
     const std::string kname =
         fmt::format("mxq_gemm_sm90_{}{}_{}_{}{}{}", tag, fp8_tag(d.a_dtype), fp8_tag(d.b_dtype),
                     d.d_dtype == MXQ_DTYPE_FP32 ? "f32" : "bf16",
                     kind == Sm90Kernel::Bf16Tma && grouped_k(d) ? "_kgrouped" : "",
-                    bp_store_ ? "_bpre_tma" : bprep_ ? "_bpre" : unroll_tag);
+                    bp_store_ ? "_bpre_tma" : bprep_ ? "_bpre" : "");
     fn_ = dev.kernel(kname.c_str());
     kname_ = kname;
     if (bp_store_) {  // where D is not 16-byte aligned at Execute: the same plan with direct stores
