@@ -15,8 +15,11 @@
 //                                           time, bytes moved per second against a device copy
 //   dense                                   8192^3
 // Columns: "mxq" is the plan's default kernel; "fp8-prom" is the same plan with the
-// MXQ_GEMM_ATTR_B_BLOCK_2D hint, which selects the FP8-wgmma kernel with CUDA-core promotion (the
-// inputs are identical, so both are timed on the same bytes). Ratios are against cuBLAS bf16.
+// MXQ_GEMM_ATTR_B_BLOCK_2D hint, which selects FP8 wgmma with CUDA-core promotion: for fprop, decode
+// and dense the 32x32-weight kernel (one FFMA per element and 32-block; MXQ_GEMM_SM90_FP8B2D=0 falls
+// back to the first FP8-wgmma kernel), for wgrad the first FP8-wgmma kernel. The inputs are identical,
+// so both are timed on the same bytes (B's scales are not 32x32-uniform here: timing only, the values
+// do not change the work). Ratios are against cuBLAS bf16.
 //
 //   mxq_bench_gemm [--torch SCRIPT]     all shapes; SCRIPT (tools/bench_gemm_torch.py) then times
 //                                       torch._grouped_mm / torch._scaled_grouped_mm on them

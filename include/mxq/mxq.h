@@ -532,9 +532,16 @@ typedef enum {
   MXQ_GEMM_ATTR_ALPHA = 10,            /**< float, default 1.0 */
   MXQ_GEMM_ATTR_ACCUMULATE = 11,       /**< int32_t bool, default 0: D = alpha*AB^T; 1: D += alpha*AB^T */
   MXQ_GEMM_ATTR_GROUP_OFFSETS_DTYPE = 12, /**< int32_t: INT32 (default), INT64 */
-  MXQ_GEMM_ATTR_B_BLOCK_2D = 13,       /**< int32_t bool hint, default 0: B was quantized in 32x32
-                                            blocks; on sm_90 it selects the FP8-wgmma kernel, meant
-                                            for a one-FFMA promotion path not written yet */
+  MXQ_GEMM_ATTR_B_BLOCK_2D = 13,       /**< int32_t bool, default 0: B was quantized in 32x32
+                                            blocks (MXQ_QUANTIZE_ATTR_BLOCK_2D): in B's 1x32 scale
+                                            tensor every 32-row block of N (rows 32i..32i+31 of
+                                            each group) repeats one scale per K block. On sm_90
+                                            M-grouped and dense plans then run FP8 wgmma with one
+                                            FFMA per element and 32-block, reading B's scale from
+                                            row 32i only; K-grouped plans run the FP8-wgmma kernel
+                                            with per-element scales. A caller's contract: with
+                                            scales that differ inside a 32-row block the result
+                                            is wrong (no memory outside the tensors is read) */
   MXQ_GEMM_ATTR_WORKSPACE_LIMIT = 14   /**< int64_t bytes >= 0, default INT64_MAX (no limit): the most
                                             workspace Finalize may plan for. On sm_90 the fastest
                                             path for tall groups dequantizes B once into the

@@ -179,6 +179,24 @@ struct alignas(64) GemmSm90DecodeParams {
   int32_t bulk_scales;  // SWIZZLED with 16-byte aligned scale tensors: a stage's scale tiles by bulk copies
 };
 
+// The 32x32-weight kernel (kernels/sm90/gemm_mxfp8_fp8b2d.cu, plans with MXQ_GEMM_ATTR_B_BLOCK_2D):
+// FP8 wgmma m64n128k32 on TMA-loaded FP8 tiles, one FFMA per accumulator element per 32-block. 384
+// threads: warpgroup 0 is the producer (one TMA thread; three warps that turn the stage's A and B
+// scales into the products sa[row] * sb[32-column block], one fp32 per (k32, row, column block)),
+// warpgroups 1 and 2 the math (64 rows x 128 columns each). 128x128 tiles, 128-wide K stages.
+// Parameters: GemmSm90TmaParams (tmap_a, tmap_b; 128 x 128-byte boxes, 128-byte swizzle).
+constexpr int kGemmSm90Fp8B2dThreads = 384;
+constexpr int kGemmSm90Fp8B2dTileN = 128;
+constexpr int kGemmSm90Fp8B2dStages = 5;
+constexpr int64_t gemm_sm90_fp8b2d_stage_bytes() { return int64_t(kGemmSm90TileM + kGemmSm90Fp8B2dTileN) * kGemmSm90TileK; }
+// Scale products of one stage: 4 k32 blocks x 128 rows x 4 column blocks, fp32.
+constexpr int64_t gemm_sm90_fp8b2d_scale_bytes() { return 4 * int64_t(kGemmSm90TileM) * (kGemmSm90Fp8B2dTileN / 32) * 4; }
+// 1 KiB alignment slack, the ring (data, scale products, 2 mbarriers per stage), the group table.
+constexpr int64_t gemm_sm90_fp8b2d_smem_bytes(int64_t groups_in_table) {
+  return 1024 + kGemmSm90Fp8B2dStages * (gemm_sm90_fp8b2d_stage_bytes() + gemm_sm90_fp8b2d_scale_bytes() + 16) +
+         2 * 4 * (groups_in_table + 1);
+}
+
 // Kernel parameters of the TMA kernel: the TMA descriptors (CUtensorMap, 128 bytes each, encoded
 // by the launcher per Execute) of A as a 2D FP8 tensor [rows_total, K] and B as [groups * N, K]
 // ([N, K] when K-grouped), boxes of 64 bytes x (128 | 256) rows with the 64-byte swizzle, then the

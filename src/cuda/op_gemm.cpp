@@ -151,6 +151,28 @@ std::string sm90_tma_supports(const GemmDesc& d, const DeviceInfo& dev) {
   return {};
 }
 
+// The 32x32-weight kernel (kernels/sm90/gemm_mxfp8_fp8b2d.cu): M-grouped and dense plans with the
+// B_BLOCK_2D hint (one FFMA per element and 32-block; it reads B's scale from the first row of each
+// 32-row block, so B's scales must repeat over 32 rows: the hint's contract). K-grouped plans, and
+// group tables too large for its shared memory, keep the first FP8-wgmma kernel.
+// MXQ_GEMM_SM90_FP8B2D=0 declines every plan (measurements).
+std::string sm90_fp8b2d_supports(const GemmDesc& d, const DeviceInfo& dev) {
+  if (!d.b_block_2d) return "no B_BLOCK_2D hint: B's scales may differ row by row";
+  if (grouped_k(d)) return "K-grouped (wgrad): the FP8-wgmma kernel with per-element promotion takes it";
+  if (const char* env = std::getenv("MXQ_GEMM_SM90_FP8B2D"); env && std::string(env) == "0")
+    return "disabled by MXQ_GEMM_SM90_FP8B2D=0";
+  std::string why = sm90_supports(d, dev);
+  if (!why.empty()) return why;
+  const int64_t a_rows = grouped(d) ? d.m : d.batch * d.m;
+  const int64_t b_rows = kernel_groups(d) * d.n;
+  if (a_rows >= (int64_t(1) << 31) || b_rows >= (int64_t(1) << 31) || d.k >= (int64_t(1) << 31))
+    return fmt::format("A rows {} / B rows {} / K {} exceed TMA's 32-bit coordinates", a_rows, b_rows, d.k);
+  const int64_t smem = gemm_sm90_fp8b2d_smem_bytes(grouped(d) ? d.num_groups : 0) + 64;  // + static (scan buffer)
+  if (smem > dev.smem_optin)
+    return fmt::format("needs {} bytes of shared memory per block, the device allows {}", smem, dev.smem_optin);
+  return {};
+}
+
 // The decode kernel (kernels/sm90/gemm_mxfp8_decode.cu): M-grouped plans with at most 32 rows per
 // group on average (M <= 32 G), where the GEMM is a stream over B and the 128 x 256 tiles of the TMA
 // kernel leave most of each tile empty. T (tokens per tile) leaves room above the average, since
@@ -236,14 +258,17 @@ GemmSm90Params sm90_base_params(const GemmDesc& d, int64_t groups) {
   return p;
 }
 
-enum class Sm90Kernel { Fp8Promotion, Bf16Path, Bf16Tma };
+enum class Sm90Kernel { Fp8Promotion, Bf16Path, Bf16Tma, Fp8B2d };
 
 class GemmSm90 final : public OpImpl {
  public:
   // bf16path: kernels/sm90/gemm_mxfp8_bf16.cu (exact conversion to bf16, bf16 wgmma); else
   // kernels/sm90/gemm_mxfp8.cu (FP8 wgmma, per-32-block promotion on the CUDA cores).
   GemmSm90(const GemmDesc& d, Device& dev, Sm90Kernel kind) : d_(d), dev_(dev), kind_(kind) {
-    const char* tag = kind == Sm90Kernel::Bf16Tma ? "tma_" : kind == Sm90Kernel::Bf16Path ? "bf16path_" : "";
+    const char* tag = kind == Sm90Kernel::Bf16Tma    ? "tma_"
+                      : kind == Sm90Kernel::Bf16Path ? "bf16path_"
+                      : kind == Sm90Kernel::Fp8B2d   ? "fp8b2d_"
+                                                     : "";
     bp_store_ = kind == Sm90Kernel::Bf16Tma && use_bp_store(d, dev.info().smem_optin);
     bprep_ = kind == Sm90Kernel::Bf16Tma && (bp_store_ || use_bprep(d));
     const std::string kname =
@@ -320,6 +345,8 @@ class GemmSm90 final : public OpImpl {
                          : "sm_90a TMA-fed bf16 wgmma on MXFP8 operands converted exactly to bf16 in the kernel";
       case Sm90Kernel::Bf16Path:
         return "sm_90a bf16 wgmma on MXFP8 operands converted exactly to bf16 in the kernel";
+      case Sm90Kernel::Fp8B2d:
+        return "sm_90a FP8 wgmma on TMA-fed tiles, 32x32-block B (B_BLOCK_2D hint): one FFMA per element and 32-block";
       default:
         return "sm_90a FP8 wgmma MXFP8 kernel with per-32-block promotion";
     }
@@ -359,6 +386,7 @@ class GemmSm90 final : public OpImpl {
     // Persistent launch: one CTA per SM at most, never more than the tile count can use.
     const int tile_n = kind_ == Sm90Kernel::Bf16Tma    ? kGemmSm90TmaTileN
                        : kind_ == Sm90Kernel::Bf16Path ? kGemmSm90Bf16TileN
+                       : kind_ == Sm90Kernel::Fp8B2d   ? kGemmSm90Fp8B2dTileN
                                                        : kGemmSm90TileN;
     const int64_t tiles = max_m_tiles_ * layout::ceil_div(d_.n, static_cast<int64_t>(tile_n));
     const int64_t grid = std::max<int64_t>(1, std::min<int64_t>(tiles, dev_.sm_count()));
@@ -366,7 +394,21 @@ class GemmSm90 final : public OpImpl {
     g.x = static_cast<unsigned>(grid);
     b.x = kind_ == Sm90Kernel::Bf16Tma    ? kGemmSm90TmaThreads
           : kind_ == Sm90Kernel::Bf16Path ? kGemmSm90Bf16Threads
+          : kind_ == Sm90Kernel::Fp8B2d   ? kGemmSm90Fp8B2dThreads
                                           : kGemmSm90Threads;
+    if (kind_ == Sm90Kernel::Fp8B2d) {
+      // A [rows_total, K] and B [groups * N, K] FP8: boxes of 128 bytes (one K stage) x 128 rows with the
+      // 128-byte swizzle (the layout of wgmma's K-major descriptors); reads past either tensor fill zeros.
+      GemmSm90TmaParams tp{};
+      tp.g = p;
+      encode_tma_2d(tp.tmap_a, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, p.a, d_.k, p.rows_total, kGemmSm90TileK,
+                    kGemmSm90TileM, CU_TENSOR_MAP_SWIZZLE_128B, "grouped GEMM A (32x32-weight kernel)");
+      encode_tma_2d(tp.tmap_b, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, p.b, d_.k, kernel_groups(d_) * d_.n, kGemmSm90TileK,
+                    kGemmSm90Fp8B2dTileN, CU_TENSOR_MAP_SWIZZLE_128B, "grouped GEMM B (32x32-weight kernel)");
+      void* params[] = {&tp};
+      dev_.launch(fn_, g, b, static_cast<size_t>(smem_), stream, params, kname_.c_str());
+      return;
+    }
     if (kind_ == Sm90Kernel::Bf16Tma) {
       GemmSm90TmaParams tp{};
       tp.g = p;
@@ -432,6 +474,8 @@ class GemmSm90 final : public OpImpl {
                          : gemm_sm90_tma_smem_bytes(groups);
       case Sm90Kernel::Bf16Path:
         return gemm_sm90_bf16_smem_bytes(groups);
+      case Sm90Kernel::Fp8B2d:
+        return gemm_sm90_fp8b2d_smem_bytes(groups);
       default:
         return gemm_sm90_smem_bytes(groups);
     }
@@ -612,6 +656,10 @@ void register_gemm_kernels(Registry& r) {
     };
     r.add(std::move(e));
   }
+  add("sm90.gemm.mxfp8.fp8b2d",
+      "32x32-block B (B_BLOCK_2D hint): FP8 tiles by TMA, FP8 wgmma m64n128k32 per 32-block into a fresh partial, "
+      "one FFMA per element with the producer's scale products, 128x128 tiles, persistent over M groups / batch",
+      4, sm90_fp8b2d_supports, Sm90Kernel::Fp8B2d);
   add("sm90.gemm.mxfp8.bf16tma",
       "FP8 tiles by TMA, converted exactly to bf16 by the math warpgroups, bf16 wgmma m64n256k16 (A from "
       "registers), 128x256 tiles, persistent over M groups / K groups / batch",

@@ -4,7 +4,11 @@
 // poisoned first, so a row the kernel forgets or writes outside its group is caught; swizzled scale
 // padding is filled with 0xFF (NaN scales), so a kernel that reads padding shows NaNs.
 // Every case runs on both sm_90a kernels: the default BF16 path and, with the B_BLOCK_2D hint, the
-// FP8-wgmma promotion kernel (docs/NUMERICS.md, "Grouped GEMM").
+// FP8-wgmma kernels (docs/NUMERICS.md, "Grouped GEMM"): the 32x32-weight kernel for M-grouped and
+// dense plans, the first FP8-wgmma kernel for K-grouped ones. Hint cases draw B's scales in 32x32
+// blocks (each 32-row group of B's 1x32 scale tensor repeats its first row: what BLOCK_2D
+// quantization writes and the hint promises), so the kernel that reads one row per 32-row block is
+// checked on data that keep the contract.
 // Tolerances: the FP8 tensor core sums each 32-block's products with a truncated internal
 // accumulator, so each element may differ from the exact result by 2^-10 of its sum of |products|
 // (computed by the reference on |A|, |B|) plus the output rounding (one bf16 ulp); a wrong scale,
@@ -45,8 +49,8 @@ struct Case {
   mxqDataType_t offsets = MXQ_DTYPE_INT32;
   float alpha = 1.0f;
   bool accumulate = false;
-  // MXQ_GEMM_ATTR_B_BLOCK_2D: selects the FP8-wgmma promotion kernel (the data stay 1x32; the kernel
-  // does not use the hint's 32x32 promise yet). Without it the BF16-path kernel runs.
+  // MXQ_GEMM_ATTR_B_BLOCK_2D: selects the FP8-wgmma kernels, and B's scales are drawn in 32x32
+  // blocks (rows 32i + 1 .. 32i + 31 of each scale column repeat row 32i). Without it the BF16 path runs.
   bool hint_2d = false;
   int scale_e_max = 134;  // scale exponents 120..scale_e_max (> 134: the BF16 path's exact branch)
   int a_scale_shift = 0;  // M-grouped / dense: added to A's scale exponents, subtracted from B's
@@ -188,19 +192,22 @@ void run_one(const Case& c, mxqHandle_t gpu, mxqHandle_t cpu) {
     // Both operands are columnwise K-grouped tensors: [rows, cols] with group g's ceil(T_g/32)
     // columns from base_g, the column extent fixed to the bound of any split.
     const int64_t cols = kgroup_scale_cols_bound(swz, c.k, G);
-    auto fill = [&](std::vector<uint8_t>& v, int64_t nrows) {
+    auto fill = [&](std::vector<uint8_t>& v, int64_t nrows, bool blocks_32x32) {
       v.assign(static_cast<size_t>(swz ? swz_rows(nrows) * cols : nrows * cols), 0xFF);
+      auto at = [&](int64_t r, int64_t j) -> uint8_t& {
+        return v[static_cast<size_t>(swz ? swizzled_offset(r, j, cols) : r * cols + j)];
+      };
       int64_t base = 0;
       for (int64_t s : c.group_sizes) {
         for (int64_t r = 0; r < nrows; ++r)
           for (int64_t j = base; j < base + scale_cols(s); ++j)
-            v[static_cast<size_t>(swz ? swizzled_offset(r, j, cols) : r * cols + j)] = static_cast<uint8_t>(e_dist(rng));
+            at(r, j) = blocks_32x32 && r % 32 ? at(r & ~int64_t(31), j) : static_cast<uint8_t>(e_dist(rng));
         base += kgroup_col_pad(swz, s);
       }
       REQUIRE(base <= cols);
     };
-    fill(as, c.m);
-    fill(bs, c.n);
+    fill(as, c.m, false);
+    fill(bs, c.n, c.hint_2d);
   } else {
     const int64_t a_scale_bytes = mgrouped ? (swz ? mgroup_scale_rows_bound(c.m, G) * kcpad : c.m * kc)
                                            : c.batch * scale_bytes(swz, c.m, kc);
@@ -213,11 +220,14 @@ void run_one(const Case& c, mxqHandle_t gpu, mxqHandle_t cpu) {
     }
     const int64_t b_entry = scale_bytes(swz, c.n, kc);
     bs.assign(static_cast<size_t>(G * b_entry), 0xFF);
+    auto b_at = [&](int64_t g, int64_t r, int64_t j) -> uint8_t& {
+      return bs[static_cast<size_t>(g * b_entry + (swz ? swizzled_offset(r, j, kcpad) : r * kc + j))];
+    };
     for (int64_t g = 0; g < G; ++g)
       for (int64_t r = 0; r < c.n; ++r)
         for (int64_t j = 0; j < kc; ++j)
-          bs[static_cast<size_t>(g * b_entry + (swz ? swizzled_offset(r, j, kcpad) : r * kc + j))] =
-              static_cast<uint8_t>(e_dist(rng) - c.a_scale_shift);
+          b_at(g, r, j) = c.hint_2d && r % 32 ? b_at(g, r & ~int64_t(31), j)
+                                              : static_cast<uint8_t>(e_dist(rng) - c.a_scale_shift);
   }
 
   std::vector<uint8_t> offs;
@@ -994,4 +1004,48 @@ TEST_CASE("gpu gemm: decode, thousands of groups, one CTA per SM", "[gpu][gemm][
   const char* ctas = std::getenv("MXQ_GEMM_SM90_DECODE_CTAS");
   if (!decode_env("0") && !ctas) CHECK(line.find("(1 per SM)") != std::string::npos);
   run_decode_case(c, h.gpu, h.cpu);
+}
+
+// The B_BLOCK_2D hint: M-grouped and dense plans take the 32x32-weight kernel (sm90.gemm.mxfp8.fp8b2d)
+// unless MXQ_GEMM_SM90_FP8B2D=0; K-grouped plans, and group tables too large for its shared memory,
+// the first FP8-wgmma kernel. Then a case with more tiles than an H100 has SMs (persistent CTAs walk
+// several tiles, the ring wraps across tiles), a partial last n-tile of 8 columns, K % 32 == 16.
+TEST_CASE("gpu gemm: the B_BLOCK_2D hint selects the 32x32-weight kernel", "[gpu][gemm]") {
+  Handles h;
+  const bool off = env_off("MXQ_GEMM_SM90_FP8B2D");
+  Case c;
+  c.hint_2d = true;
+  c.group_sizes = kEdgeGroupSizes;
+  c.m = group_total(c);
+  c.n = 200;
+  c.k = 544;
+  CHECK(entry_of(finalize_line(h.gpu, c)) == (off ? "sm90.gemm.mxfp8.wgmma" : "sm90.gemm.mxfp8.fp8b2d"));
+  Case dense = c;
+  dense.grouping = MXQ_GEMM_GROUPING_NONE;
+  dense.group_sizes.clear();
+  dense.batch = 3;
+  dense.m = 130;
+  CHECK(entry_of(finalize_line(h.gpu, dense)) == (off ? "sm90.gemm.mxfp8.wgmma" : "sm90.gemm.mxfp8.fp8b2d"));
+  Case kg = kgrouped_edge_case(96, 160);
+  kg.hint_2d = true;
+  CHECK(entry_of(finalize_line(h.gpu, kg)) == "sm90.gemm.mxfp8.wgmma");
+  Case many = c;
+  many.group_sizes.assign(5000, 0);
+  many.group_sizes[17] = 40;
+  many.m = 40;
+  CHECK(entry_of(finalize_line(h.gpu, many)) == "sm90.gemm.mxfp8.wgmma");
+
+  Case big;
+  big.hint_2d = true;
+  big.group_sizes = {3000, 1, 0, 2500, 33};
+  big.m = group_total(big) + 7;
+  big.n = 392;  // n-tiles of 128, 128, 128, 8
+  big.k = 528;  // a partial last 128-wide stage and a partial last 32-block
+  run_one(big, h.gpu, h.cpu);
+  big.d = MXQ_DTYPE_FP32;
+  big.b = MXQ_DTYPE_E5M2;
+  big.layout = MXQ_SCALE_LAYOUT_LINEAR;
+  big.accumulate = true;
+  big.alpha = -0.5f;
+  run_one(big, h.gpu, h.cpu);
 }

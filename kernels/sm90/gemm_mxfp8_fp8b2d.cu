@@ -1,0 +1,260 @@
+// MXFP8 grouped GEMM for Hopper (sm_90a), the 32x32-weight fast path: D = alpha * A * B^T (+ D) for
+// plans with MXQ_GEMM_ATTR_B_BLOCK_2D, i.e. B quantized in 32x32 blocks (one UE8M0 scale per 32 rows
+// of N x 32 of K, stored as the usual 1x32 scale tensor whose 32-row groups repeat). A keeps exact
+// 1x32 scales. M-grouped (fprop/dgrad) and dense batched problems; K-grouped plans keep the first
+// FP8-wgmma kernel (gemm_mxfp8.cu).
+//
+// Why. Hopper's FP8 wgmma runs at twice the bf16 rate but has no scale operand, so each 32-block of K
+// is one m64n128k32 wgmma into a fresh fp32 partial that the CUDA cores fold into the running sum:
+// acc += P * (sa[row] * sb[col]). With B's scale uniform over 32 columns the product sa * sb is one
+// value per (row, 32-column block, k32), so the promotion is ONE FFMA per accumulator element and
+// no multiply: the producer computes the products. A fresh partial per 32-block also bounds the
+// error of the tensor core's truncated internal FP8 accumulation to 32 products (the first FP8
+// kernel's accuracy, docs/NUMERICS.md).
+//
+// Roles (384 threads, setmaxnreg 40 / 232).
+//   * Warp 0 of warpgroup 0, one thread: per 128-wide K stage, TMA loads of A's 128 x 128-byte box and
+//     B's 128 x 128-byte box (128-byte swizzle: the layout wgmma's descriptors read) into a ring of
+//     kStages stages; `full` completes on the bytes (arrive.expect_tx) and on the scale warp below.
+//   * Warps 1..3 of warpgroup 0, stage `it` by warp 1 + it % 3 (three stages in flight, so the global
+//     loads' latency is not paid once per stage): lane (j = lane % 4, rows lane / 4 + 8i) loads A's
+//     scale bytes of k32 block j for its 16 rows and B's 4 block scales of the tile's four 32-column
+//     blocks (one row of each 32-row block of B: the 32x32 contract), and, once the stage is free,
+//     stores the fp32 products sa * sb[nb] as [j][row][nb] (a float4 per row), then arrives on
+//     `full` (32 arrivals). Rows outside the tile's group or N, and 32-blocks past K, get 0: no scale
+//     outside the tensors is read, padding scales (NaN) are never used.
+//   * Warpgroups 1 and 2 (rows 0..63 and 64..127 of the tile): for each k32 step q, issue the wgmma of
+//     step q into partial q % 2, wait until only it is in flight, promote step q - 1 from the other
+//     partial (2 LDS.128 of products, 64 FFMA per thread), so the tensor cores run step q while step
+//     q - 1 is promoted; a stage is released (256 arrivals on `empty`) once its last step is promoted.
+// Persistent CTAs walk the tile space of gemm_tiles.cuh (group table from the device-side group
+// ends: any group size, empty groups, no host synchronization). Rows of a tile past its group's end
+// are loaded (TMA, the next group's rows or zero fill past the tensor) and computed but never stored;
+// K past the end is zero-filled by TMA. Epilogue: alpha, optional accumulate, direct stores
+// (store_acc_tile).
+#include <cstdint>
+#include <type_traits>
+
+#include "common/fp8.cuh"
+#include "core/layout.h"
+#include "ptx/async_copy.cuh"
+#include "ptx/mbarrier.cuh"
+#include "ptx/tma.cuh"
+#include "ptx/wgmma.cuh"
+#include "sm90/gemm_params.cuh"
+#include "sm90/gemm_tiles.cuh"
+
+namespace mxq {
+namespace sm90gemm {
+namespace fp8b2d {
+
+using ptx::Fp8Kind;
+
+constexpr int kThreads = kGemmSm90Fp8B2dThreads;
+constexpr int kBM = kTileM, kBN = kGemmSm90Fp8B2dTileN, kBK = kGemmSm90TileK;
+constexpr int kStages = kGemmSm90Fp8B2dStages;
+constexpr int kABytes = kBM * kBK;
+constexpr int kStageBytes = static_cast<int>(gemm_sm90_fp8b2d_stage_bytes());
+constexpr int kNb = kBN / 32;                                                     // 32-column blocks of B
+constexpr int kScaleFloats = static_cast<int>(gemm_sm90_fp8b2d_scale_bytes() / 4);  // [4][kBM][kNb]
+constexpr int kScaleWarps = 3;
+// setmaxnreg: launched at 384 x 168; 128 * 56 + 256 * 224 = 64512 = 384 * 168 (the math warps need
+// 192 accumulator registers; the scale warps spill at 40).
+constexpr int kProducerRegs = 56, kConsumerRegs = 224;
+static_assert(kProducerRegs + 2 * kConsumerRegs <= 3 * 168, "setmaxnreg pool: 384 threads launched at 168 registers");
+static_assert(kNb == 4, "the consumers read a row's products as one float4");
+
+template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, int kU>
+__device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  const GemmSm90Params& p = tp.g;
+  extern __shared__ uint8_t smem_raw[];
+  uint8_t* smem = ptx::smem_align1024(smem_raw);  // [kStages] (A box, B box)
+  float* sprod = reinterpret_cast<float*>(smem + kStages * kStageBytes);  // [kStages][4][kBM][kNb]
+  uint64_t* full = reinterpret_cast<uint64_t*>(sprod + kStages * kScaleFloats);
+  uint64_t* empty = full + kStages;
+  int* table = reinterpret_cast<int*>(empty + kStages);  // ends[G+1], prefix[G+1]
+  __shared__ int warp_buf[kThreads / 32];
+
+  const int tid = threadIdx.x;
+  // full: the TMA thread's arrive.expect_tx and the 32 lanes of the stage's scale warp; empty: every
+  // math thread, once the stage's last k32 step is promoted.
+  if (tid == 0) ptx::mbar_init_ring(full, empty, kStages, 1 + 32, 256);
+  const TileSpace ts = build_tile_space<kThreads>(p, kBN, table, warp_buf);
+  __syncthreads();  // barriers initialized, table visible
+
+  const int64_t K = p.k, N = p.n;
+  const int nk = static_cast<int>(layout::ceil_div(K, static_cast<int64_t>(kBK)));
+  const int kc = static_cast<int>(layout::scale_cols(K));
+  const int wg = tid >> 7, warp = tid >> 5, lane = tid & 31;
+
+  if (wg == 0) {
+    ptx::setmaxnreg_dec<kProducerRegs>();
+    if (warp == 0) {
+      // ---- TMA thread ----------------------------------------------------------------------------------
+      if (lane != 0) return;
+      ptx::tma_prefetch_desc(tp.tmap_a);
+      ptx::tma_prefetch_desc(tp.tmap_b);
+      uint32_t it = 0;
+      for (int64_t t = blockIdx.x; t < ts.total_tiles; t += gridDim.x) {
+        const TileInfo ti = decode_tile(p, ts, t, kBN);
+        const int32_t arow = static_cast<int32_t>(ti.row_begin);
+        const int32_t brow = static_cast<int32_t>(static_cast<int64_t>(ti.group) * N + ti.n0);
+        for (int kt = 0; kt < nk; ++kt, ++it) {
+          const uint32_t s = it % kStages, round = it / kStages;
+          ptx::mbar_wait(&empty[s], (round & 1) ^ 1);
+          ptx::mbar_arrive_expect_tx(&full[s], kStageBytes);
+          uint8_t* st = smem + s * kStageBytes;
+          ptx::tma_load_2d(ptx::smem_addr(st), tp.tmap_a, kt * kBK, arow, &full[s]);
+          ptx::tma_load_2d(ptx::smem_addr(st + kABytes), tp.tmap_b, kt * kBK, brow, &full[s]);
+        }
+      }
+      return;
+    }
+    // ---- scale warps: the products sa[row] * sb[column block] of a stage ---------------------------------
+    if (warp > kScaleWarps) return;
+    const int sw = warp - 1;
+    const int j = lane & 3, rg = lane >> 2;  // this lane's k32 block of the stage, rows rg + 8i
+    const bool swz = p.swizzled != 0;
+    const int64_t ld = p.scale_ld;
+    uint32_t it = 0;
+    for (int64_t t = blockIdx.x; t < ts.total_tiles; t += gridDim.x) {
+      const TileInfo ti = decode_tile(p, ts, t, kBN);
+      // Scale byte (row rg, column j) of the tile's first stage; a stage adds ks, row rg + 8i adds
+      // (swizzled) (i % 4) * 128 + (i / 4) * 4 inside the 128x4 tile, (LINEAR) 8i rows. A's scale row
+      // of tile row 0: swizzled, 128 * (the m-tile across groups / batch entries: group bases padded to
+      // 128 rows); LINEAR, the data row. B: rows n0 + 32 nb (one row of each 32-row block), the first
+      // 16 bytes of the swizzled 128x4 tile of rows n0.. (n0 is a multiple of 128).
+      const uint8_t* a_base = swz ? p.a_scales + ti.mt * (ld >> 2) * 512 + rg * 16 + j
+                                  : p.a_scales + (ti.row_begin + rg) * ld + j;
+      const uint8_t* b_base = p.b_scales + static_cast<int64_t>(ti.group) * p.b_scale_stride +
+                              (swz ? static_cast<int64_t>(ti.n0 >> 7) * (ld >> 2) * 512 + j : ti.n0 * ld + j);
+      const int64_t b_step = swz ? 4 : 32 * ld, a_step = 8 * ld;
+      const int a_rows = ti.rows_valid - rg, b_cols = ti.n_valid;
+      for (int kt = 0; kt < nk; ++kt, ++it) {
+        if (static_cast<int>(it % kScaleWarps) != sw) continue;
+        const bool kvalid = kt * 4 + j < kc;
+        const int64_t ks = swz ? int64_t(kt) * 512 : int64_t(kt) * 4;
+        float sb[kNb];
+#pragma unroll
+        for (int nb = 0; nb < kNb; ++nb)
+          sb[nb] = kvalid && 32 * nb < b_cols ? dev::ue8m0_to_f32(__ldg(b_base + ks + nb * b_step)) : 0.0f;
+        const uint32_t s = it % kStages, round = it / kStages;
+        ptx::mbar_wait(&empty[s], (round & 1) ^ 1);
+        float* dst = sprod + s * kScaleFloats + j * (kBM * kNb) + rg * kNb;
+#pragma unroll 1
+        for (int h = 0; h < 2; ++h) {
+#pragma unroll
+          for (int ii = 0; ii < 8; ++ii) {
+            const int i = h * 8 + ii;
+            float sa = 0.0f;
+            if (kvalid && 8 * i < a_rows)
+              sa = dev::ue8m0_to_f32(__ldg(a_base + ks + (swz ? int64_t((ii & 3) * 128 + (h * 2 + (ii >> 2)) * 4) : i * a_step)));
+            *reinterpret_cast<float4*>(dst + 8 * i * kNb) = make_float4(sa * sb[0], sa * sb[1], sa * sb[2], sa * sb[3]);
+          }
+        }
+        ptx::mbar_arrive(&full[s]);
+      }
+    }
+    return;
+  }
+
+  // ---- math warpgroups ---------------------------------------------------------------------------------
+  ptx::setmaxnreg_inc<kConsumerRegs>();
+  const int cw = wg - 1, warp_in_wg = warp & 3;
+  const int r0 = cw * 64 + warp_in_wg * 16 + (lane >> 2);  // accumulator rows r0, r0 + 8
+  const int c0 = (lane & 3) * 2;                            // accumulator columns 8c + c0, + 1
+  uint32_t it = 0;
+  for (int64_t t = blockIdx.x; t < ts.total_tiles; t += gridDim.x) {
+    float acc[64];
+#pragma unroll
+    for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
+    float part[2][64];
+
+    auto issue = [&](float(&d)[64], uint32_t a_addr, uint32_t b_addr) {
+      ptx::fence_acc(d);
+      ptx::wgmma_fence();
+      ptx::wgmma_m64n128k32<AK, BK>(d, ptx::smem_desc_k128_sw128(a_addr), ptx::smem_desc_k128_sw128(b_addr));
+      ptx::wgmma_commit();
+    };
+    // acc += d * (sa * sb): this thread's rows r0 and r0 + 8, columns 8c + c0 (+1) lie in block c / 4.
+    auto promote = [&](const float(&d)[64], const float* prod) {
+      const float4 s0 = *reinterpret_cast<const float4*>(prod + r0 * kNb);
+      const float4 s1 = *reinterpret_cast<const float4*>(prod + (r0 + 8) * kNb);
+      const float a0[4] = {s0.x, s0.y, s0.z, s0.w}, a1[4] = {s1.x, s1.y, s1.z, s1.w};
+#pragma unroll
+      for (int c = 0; c < 16; ++c) {
+        acc[c * 4 + 0] = fmaf(d[c * 4 + 0], a0[c >> 2], acc[c * 4 + 0]);
+        acc[c * 4 + 1] = fmaf(d[c * 4 + 1], a0[c >> 2], acc[c * 4 + 1]);
+        acc[c * 4 + 2] = fmaf(d[c * 4 + 2], a1[c >> 2], acc[c * 4 + 2]);
+        acc[c * 4 + 3] = fmaf(d[c * 4 + 3], a1[c >> 2], acc[c * 4 + 3]);
+      }
+    };
+
+    // kU stages per loop body, their 4 kU k32 steps in one software pipeline: the wgmma of step q + 1
+    // is issued before step q is promoted, also across the body's stage boundaries (the next stage's
+    // `full` is awaited between them). Only the body's last step is promoted with no wgmma of this
+    // warpgroup in flight (the other warpgroup's fill the tensor cores then). Nothing is in flight
+    // across the loop's back edge, which keeps ptxas from serializing the wgmmas (C7514); stages
+    // left over (nk % kU) run one per body.
+    auto body = [&](auto u_tag) {
+      constexpr int U = decltype(u_tag)::value;
+      const uint32_t base = ptx::smem_addr(smem) + cw * 64 * kBK;
+#pragma unroll
+      for (int q = 0; q < 4 * U; ++q) {
+        const int u = q / 4, jj = q % 4;
+        const uint32_t s = (it + u) % kStages;
+        if (jj == 0) ptx::mbar_wait(&full[s], ((it + u) / kStages) & 1);
+        const uint32_t a_addr = base + s * kStageBytes + 32 * jj;
+        issue(part[q & 1], a_addr, a_addr - cw * 64 * kBK + kABytes);
+        if (q > 0) {
+          ptx::wgmma_wait<1>();
+          ptx::fence_acc(part[(q - 1) & 1]);
+          const int pu = (q - 1) / 4, pj = (q - 1) % 4;
+          const uint32_t ps = (it + pu) % kStages;
+          promote(part[(q - 1) & 1], sprod + ps * kScaleFloats + pj * (kBM * kNb));
+          if (pj == 3) ptx::mbar_arrive(&empty[ps]);  // its wgmmas are done, its products read
+        }
+      }
+      ptx::wgmma_wait<0>();
+      ptx::fence_acc(part[(4 * U - 1) & 1]);
+      const uint32_t ls = (it + U - 1) % kStages;
+      promote(part[(4 * U - 1) & 1], sprod + ls * kScaleFloats + 3 * (kBM * kNb));
+      ptx::mbar_arrive(&empty[ls]);
+      it += U;
+    };
+    int kt = 0;
+    if constexpr (kU > 1)
+      for (; kt + kU <= nk; kt += kU) body(std::integral_constant<int, kU>{});
+    for (; kt < nk; ++kt) body(std::integral_constant<int, 1>{});
+
+    // ---- epilogue: alpha, optional accumulate, round once ------------------------------------------------
+    // (The tile's rows and columns are decoded only now: nothing of them is live across the K loop.)
+    const TileInfo ti = decode_tile(p, ts, t, kBN);
+    store_acc_tile<kOutF32>(p, ti, false, r0, c0, reinterpret_cast<const float(&)[1][64]>(acc));
+  }
+#else
+  // Generic PTX build (compute_90 without 'a'): no wgmma, setmaxnreg or TMA; the launcher never
+  // selects this kernel on such a device, and a stray launch fails loudly.
+  __trap();
+#endif
+}
+
+}  // namespace fp8b2d
+}  // namespace sm90gemm
+}  // namespace mxq
+
+// extern "C" entry points, looked up by name from the embedded image (src/cuda/op_gemm.cpp):
+// mxq_gemm_sm90_fp8b2d_<A>_<B>_<D>.
+#define MXQ_GEMM_SM90_FP8B2D_ENTRY(NAME, AK, BK, F32, U)                                                  \
+  extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90Fp8B2dThreads, 1)                            \
+      NAME(const __grid_constant__ mxq::GemmSm90TmaParams p) {                                            \
+    mxq::sm90gemm::fp8b2d::gemm_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, U>(p);             \
+  }
+// 4 K stages per loop body (1 and 2 measured within 4% on fprop E8: docs/PERFORMANCE.md, "Twelfth session").
+#define MXQ_GEMM_SM90_FP8B2D_ENTRIES(A, B, AK, BK)                                             \
+  MXQ_GEMM_SM90_FP8B2D_ENTRY(mxq_gemm_sm90_fp8b2d_##A##_##B##_bf16, AK, BK, false, 4)        \
+  MXQ_GEMM_SM90_FP8B2D_ENTRY(mxq_gemm_sm90_fp8b2d_##A##_##B##_f32, AK, BK, true, 4)
+MXQ_GEMM_SM90_FP8B2D_ENTRIES(e4m3, e4m3, E4M3, E4M3)
+MXQ_GEMM_SM90_FP8B2D_ENTRIES(e4m3, e5m2, E4M3, E5M2)
+MXQ_GEMM_SM90_FP8B2D_ENTRIES(e5m2, e4m3, E5M2, E4M3)
