@@ -50,7 +50,7 @@ fi
 if [[ $part != 1 ]]; then
   stage sanitizer 240 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
     "$MXQ_BUILD_DIR/tests/mxq_gpu_tests" \
-    "[dequantize]~[large],[swizzle],[backend]~[graph],[quantize][groups],[quantize][swiglu],[quantize][flat],[quantize][align],[attention],*edge group sizes*,*exact branch*,[decode],*M-grouped and dense*"
+    "[dequantize]~[large],[swizzle],[backend]~[graph],[quantize][groups],[quantize][swiglu],[quantize][flat],[quantize][align],[attention],*edge group sizes*,*exact branch*,[decode],*M-grouped and dense*,*B_BLOCK_2D hint*"
   # The same on the TMA GEMM kernel with B dequantized ahead on every plan (the `_bpre` / `_bpre_tma`
   # instances and their pre-kernels, which by default only tall groups take).
   stage sanitizer_bprep 180 env MXQ_GEMM_SM90_BPREP=1 compute-sanitizer --tool memcheck --report-api-errors no \
