@@ -402,7 +402,7 @@ const MXQ_GEMM_ATTR_SCALE_LAYOUT = mxqGroupedGemmAttribute_t(9)  # int32_t mxqSc
 const MXQ_GEMM_ATTR_ALPHA = mxqGroupedGemmAttribute_t(10)  # float, default 1.0
 const MXQ_GEMM_ATTR_ACCUMULATE = mxqGroupedGemmAttribute_t(11)  # int32_t bool, default 0: D = alpha*AB^T; 1: D += alpha*AB^T
 const MXQ_GEMM_ATTR_GROUP_OFFSETS_DTYPE = mxqGroupedGemmAttribute_t(12)  # int32_t: INT32 (default), INT64
-const MXQ_GEMM_ATTR_B_BLOCK_2D = mxqGroupedGemmAttribute_t(13)  # int32_t bool hint, default 0: B was quantized in 32x32
+const MXQ_GEMM_ATTR_B_BLOCK_2D = mxqGroupedGemmAttribute_t(13)  # int32_t bool, default 0: B was quantized in 32x32
 const MXQ_GEMM_ATTR_WORKSPACE_LIMIT = mxqGroupedGemmAttribute_t(14)  # int64_t bytes >= 0, default INT64_MAX (no limit): the most
 
 # Create a grouped-GEMM plan bound to `handle`. \param plan host out-pointer, set on success; the caller
