@@ -29,6 +29,44 @@ namespace dev {
 namespace quant {
 
 
+// One 16-byte chunk (8 16-bit elements, lanes 4k..4k+3 holding one 32-block) quantized rowwise, the
+// same operations as the ring's pass A: its FP8 codes in q, its NaN-ignoring amax in amax, and the
+// returned word holding the 4 scale bytes of the chunk's half-warp (128 consecutive elements of a row)
+// in lanes 0 and 16. Every lane of the warp must call it (shuffles).
+template <In I, Fp8 F, bool kProp>
+__device__ __forceinline__ uint32_t quantize_chunk16(const uint4& v, const ExpRule& er, uint2& q, float& amax) {
+  using Raw = RawChunk<I, false>;
+  Raw rc;
+  rc.g[0] = v.x;
+  rc.g[1] = v.y;
+  rc.g[2] = v.z;
+  rc.g[3] = v.w;
+  float val[kChunk];
+  uint32_t bits[Raw::kWords];
+  chunk_values<I, false>(rc, val, bits);
+  float pmax;
+  chunk_max<kProp>(val, amax, pmax);
+  float bmax = amax;
+  quad_max<kProp>(bmax, pmax);
+  const uint32_t e = block_exponent_bf<kProp>(bmax, pmax, er);
+  const float inv = scale_inverse_bf<kProp>(e);
+  q.x = quantize4_bf<F>(val[0], val[1], val[2], val[3], inv);
+  q.y = quantize4_bf<F>(val[4], val[5], val[6], val[7], inv);
+  uint32_t s = e;
+  s |= __shfl_down_sync(0xFFFFFFFFu, e, 4) << 8;
+  s |= __shfl_down_sync(0xFFFFFFFFu, e, 8) << 16;
+  s |= __shfl_down_sync(0xFFFFFFFFu, e, 12) << 24;
+  return s;
+}
+
+// Warp-wide NaN-ignoring max folded into the amax output (zeroed by the launcher), one atomic per warp:
+// non-negative floats order like their bit patterns. Every lane of the warp must call it.
+__device__ __forceinline__ void commit_amax_warp(float* out, float v) {
+#pragma unroll
+  for (int d = 16; d > 0; d >>= 1) v = fmaxf(v, __shfl_xor_sync(0xFFFFFFFFu, v, d));
+  if ((threadIdx.x & 31u) == 0 && v > 0.0f) atomicMax(reinterpret_cast<unsigned int*>(out), __float_as_uint(v));
+}
+
 // Row and 128-column group of 128-element group g (g < 2^24, kg = cols / 128): a float division
 // corrected by one step either way (the rounded quotient is off by at most one below 2^24).
 __device__ __forceinline__ void flat_row_group(uint32_t g, uint32_t kg, float inv_kg, uint32_t& row, uint32_t& cg) {
@@ -90,33 +128,15 @@ __device__ __forceinline__ void quantize_flat(const QuantizeParams& p) {
   const uint32_t lane = tid & 31u;
   const uint32_t linear_ld = static_cast<uint32_t>(p.row_scale_ld);
   float amax_all = 0.0f;
-  using Raw = RawChunk<I, false>;
 #pragma unroll
   for (int i = 0; i < kCpt; ++i) {
     const uint32_t c = base + kQuantThreads * i;
-    Raw rc;
-    rc.g[0] = v[i].x;
-    rc.g[1] = v[i].y;
-    rc.g[2] = v[i].z;
-    rc.g[3] = v[i].w;
-    float val[kChunk];
-    uint32_t bits[Raw::kWords];
-    chunk_values<I, false>(rc, val, bits);
-    float amax, pmax;
-    chunk_max<kProp>(val, amax, pmax);
+    uint2 q;
+    float amax;
+    const uint32_t s = quantize_chunk16<I, F, kProp>(v[i], er, q, amax);
     amax_all = fmaxf(amax_all, amax);
-    quad_max<kProp>(amax, pmax);
-    const uint32_t e = block_exponent_bf<kProp>(amax, pmax, er);
-    const float inv = scale_inverse_bf<kProp>(e);
-    const uint32_t q0 = quantize4_bf<F>(val[0], val[1], val[2], val[3], inv);
-    const uint32_t q1 = quantize4_bf<F>(val[4], val[5], val[6], val[7], inv);
-    // The 4 scales of this half-warp's 128 elements, gathered in lane 0 of the half-warp.
-    uint32_t s = e;
-    s |= __shfl_down_sync(0xFFFFFFFFu, e, 4) << 8;
-    s |= __shfl_down_sync(0xFFFFFFFFu, e, 8) << 16;
-    s |= __shfl_down_sync(0xFFFFFFFFu, e, 12) << 24;
     if (c < n) {
-      *reinterpret_cast<uint2*>(p.row_data + static_cast<size_t>(c) * kChunk) = make_uint2(q0, q1);
+      *reinterpret_cast<uint2*>(p.row_data + static_cast<size_t>(c) * kChunk) = q;
       if ((lane & 15u) == 0) {
         uint32_t row, cg;
         flat_row_group(c >> 4, kg, inv_kg, row, cg);
@@ -124,12 +144,7 @@ __device__ __forceinline__ void quantize_flat(const QuantizeParams& p) {
       }
     }
   }
-  if (p.amax) {
-    // Warp-wide NaN-ignoring max, one atomic per warp (non-negative floats order like their bits).
-#pragma unroll
-    for (int d = 16; d > 0; d >>= 1) amax_all = fmaxf(amax_all, __shfl_xor_sync(0xFFFFFFFFu, amax_all, d));
-    if (lane == 0 && amax_all > 0.0f) atomicMax(reinterpret_cast<unsigned int*>(p.amax), __float_as_uint(amax_all));
-  }
+  if (p.amax) commit_amax_warp(p.amax, amax_all);
 }
 
 }  // namespace quant
@@ -178,32 +193,15 @@ __device__ __forceinline__ void quantize_band(const QuantizeParams& p) {
   const ExpRule er = exp_rule<F>(p.mode);
   float amax_all = 0.0f;
   uint8_t* ob = p.row_data + (b * p.rows) * p.cols + cg * 128 + l16 * kChunk;
-  using Raw = RawChunk<I, false>;
 #pragma unroll
   for (int i = 0; i < kCpt; ++i) {
     const int64_t row = r0 + hw + 16 * i;
-    Raw rc;
-    rc.g[0] = v[i].x;
-    rc.g[1] = v[i].y;
-    rc.g[2] = v[i].z;
-    rc.g[3] = v[i].w;
-    float val[kChunk];
-    uint32_t bits[Raw::kWords];
-    chunk_values<I, false>(rc, val, bits);
-    float amax, pmax;
-    chunk_max<kProp>(val, amax, pmax);
+    uint2 q;
+    float amax;
+    const uint32_t s = quantize_chunk16<I, F, kProp>(v[i], er, q, amax);
     amax_all = fmaxf(amax_all, amax);
-    quad_max<kProp>(amax, pmax);
-    const uint32_t e = block_exponent_bf<kProp>(amax, pmax, er);
-    const float inv = scale_inverse_bf<kProp>(e);
-    const uint32_t q0 = quantize4_bf<F>(val[0], val[1], val[2], val[3], inv);
-    const uint32_t q1 = quantize4_bf<F>(val[4], val[5], val[6], val[7], inv);
-    uint32_t s = e;
-    s |= __shfl_down_sync(0xFFFFFFFFu, e, 4) << 8;
-    s |= __shfl_down_sync(0xFFFFFFFFu, e, 8) << 16;
-    s |= __shfl_down_sync(0xFFFFFFFFu, e, 12) << 24;
     const bool live = row < p.rows;
-    if (live) *reinterpret_cast<uint2*>(ob + row * p.cols) = make_uint2(q0, q1);
+    if (live) *reinterpret_cast<uint2*>(ob + row * p.cols) = q;
     if (l16 == 0) s_sc[hw + 16 * i] = live ? s : 0u;
   }
   __syncthreads();
@@ -218,12 +216,7 @@ __device__ __forceinline__ void quantize_band(const QuantizeParams& p) {
   } else if (tid < kBandRows && r0 + tid < p.rows) {
     *reinterpret_cast<uint32_t*>(sb + (r0 + tid) * p.row_scale_ld + cg * 4) = s_sc[tid];
   }
-  if (p.amax) {
-#pragma unroll
-    for (int d = 16; d > 0; d >>= 1) amax_all = fmaxf(amax_all, __shfl_xor_sync(0xFFFFFFFFu, amax_all, d));
-    if ((tid & 31u) == 0 && amax_all > 0.0f)
-      atomicMax(reinterpret_cast<unsigned int*>(p.amax), __float_as_uint(amax_all));
-  }
+  if (p.amax) commit_amax_warp(p.amax, amax_all);
 }
 
 
@@ -244,76 +237,9 @@ __device__ __forceinline__ void quantize_band(const QuantizeParams& p) {
 // Scale offsets fit 32 bits (the launcher's rule). Rows past the groups' clamped end are zeros in the output (the contract):
 // the data warps store them quantized and, in the rare band that holds that end, store zeros over
 // them after the barrier and leave them out of amax.
-constexpr int kBandMgGroups = 32 * kQuantGroupsPerThread;  // one warp's table: 4 groups per lane
+constexpr int kBandMgGroups = 32 * kQuantGroupsPerThread;  // one warp's table (fill_inline_group_table<true>)
 constexpr int kBandMgThreads = kQuantThreads + 32;
 constexpr uint32_t kBandNoRow = 0xFFFFFFFFu;
-
-// The table warp: ends[g] = min(rows, max(0, o_0..o_g)), start(g) = ends[g - 1] (0 for g = 0),
-// tile0(g) = sum over h < g of ceil(size_h / 128); meta.covered = the last end, used_tiles = the sum.
-__device__ __forceinline__ void band_group_table(const QuantizeParams& p, uint8_t* table_base, GroupMeta* meta) {
-  const int lane = threadIdx.x & 31;
-  const int64_t G = p.num_groups;
-  GroupTableSmem tab(table_base, G);
-  constexpr int kPer = kQuantGroupsPerThread;
-  const int64_t g0 = static_cast<int64_t>(lane) * kPer;
-  int64_t end[kPer];
-  int64_t run = 0;
-#pragma unroll
-  for (int j = 0; j < kPer; ++j) {
-    if (g0 + j < G) {
-      const int64_t o = (p.flags & kQuantOffsetsI64) ? static_cast<const int64_t*>(p.offsets)[g0 + j]
-                                                     : static_cast<int64_t>(static_cast<const int32_t*>(p.offsets)[g0 + j]);
-      run = o > run ? o : run;
-    }
-    end[j] = run;
-  }
-  // Exclusive max-scan of the lanes' running maxima (from 0), then the clamp to [.., rows].
-  int64_t incl = run;
-#pragma unroll
-  for (int d = 1; d < 32; d <<= 1) {
-    const int64_t o = __shfl_up_sync(0xFFFFFFFFu, incl, d);
-    if (lane >= d) incl = o > incl ? o : incl;
-  }
-  int64_t carry = __shfl_up_sync(0xFFFFFFFFu, incl, 1);
-  if (lane == 0) carry = 0;
-  const int64_t all_max = __shfl_sync(0xFFFFFFFFu, incl, 31);
-  const int64_t first = carry < p.rows ? carry : p.rows;
-  int64_t prev = first, ntiles = 0;
-  int64_t size[kPer];
-#pragma unroll
-  for (int j = 0; j < kPer; ++j) {
-    int64_t e = end[j] > carry ? end[j] : carry;
-    e = e < p.rows ? e : p.rows;
-    end[j] = e;
-    size[j] = e - prev;
-    prev = e;
-    ntiles += layout::ceil_div(size[j], kQuantTile);
-  }
-  int64_t tiles_incl = ntiles;
-#pragma unroll
-  for (int d = 1; d < 32; d <<= 1) {
-    const int64_t o = __shfl_up_sync(0xFFFFFFFFu, tiles_incl, d);
-    if (lane >= d) tiles_incl += o;
-  }
-  int64_t tile = tiles_incl - ntiles;
-  const int64_t used = __shfl_sync(0xFFFFFFFFu, tiles_incl, 31);
-  int64_t start = first;
-#pragma unroll
-  for (int j = 0; j < kPer; ++j) {
-    if (g0 + j < G) {
-      tab.start[g0 + j] = start;
-      tab.tile0[g0 + j] = static_cast<int32_t>(tile);
-    }
-    tile += layout::ceil_div(size[j], kQuantTile);
-    start = end[j];
-  }
-  if (lane == 0) {
-    tab.tile0[G] = static_cast<int32_t>(used);
-    meta->used_tiles = used;
-    meta->covered = all_max < p.rows ? all_max : p.rows;
-    meta->total_cols = 0;
-  }
-}
 
 template <In I, Fp8 F, bool kProp>
 __device__ __forceinline__ void quantize_band_mgrouped(const QuantizeParams& p) {
@@ -334,15 +260,15 @@ __device__ __forceinline__ void quantize_band_mgrouped(const QuantizeParams& p) 
   if (tid >= kQuantThreads) {
     // The table warp: the group table, then each band row's scale destination and the padding of
     // the groups that end in the band, all before the barrier (the data warps quantize meanwhile).
-    const int lane = static_cast<int>(tid - kQuantThreads);
+    const uint32_t lane = tid - kQuantThreads;
     if (lane == 0) s_npad = 0;
-    band_group_table(p, smem_table, &s_meta);
+    fill_inline_group_table<true>(p, smem_table, &s_meta, nullptr, load_group_offsets(p, lane), lane);
     __syncwarp();
     const GroupView gv(p, smem_table, s_meta);
     const int64_t covered = s_meta.covered;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int j = lane + 32 * h;
+      const int j = static_cast<int>(lane) + 32 * h;
       const int64_t r = r0 + j;
       uint32_t off = kBandNoRow;
       if (r < covered) {
@@ -373,31 +299,12 @@ __device__ __forceinline__ void quantize_band_mgrouped(const QuantizeParams& p) 
     }
     const ExpRule er = exp_rule<F>(p.mode);
     uint8_t* ob = p.row_data + cg * 128 + l16 * kChunk;
-    using Raw = RawChunk<I, false>;
 #pragma unroll
     for (int i = 0; i < kCpt; ++i) {
       const int64_t row = r0 + hw + 16 * i;
-      Raw rc;
-      rc.g[0] = v[i].x;
-      rc.g[1] = v[i].y;
-      rc.g[2] = v[i].z;
-      rc.g[3] = v[i].w;
-      float val[kChunk];
-      uint32_t bits[Raw::kWords];
-      chunk_values<I, false>(rc, val, bits);
-      float amax, pmax;
-      chunk_max<kProp>(val, amax, pmax);
-      amax_i[i] = amax;
-      quad_max<kProp>(amax, pmax);
-      const uint32_t e = block_exponent_bf<kProp>(amax, pmax, er);
-      const float inv = scale_inverse_bf<kProp>(e);
-      const uint32_t q0 = quantize4_bf<F>(val[0], val[1], val[2], val[3], inv);
-      const uint32_t q1 = quantize4_bf<F>(val[4], val[5], val[6], val[7], inv);
-      uint32_t s = e;
-      s |= __shfl_down_sync(0xFFFFFFFFu, e, 4) << 8;
-      s |= __shfl_down_sync(0xFFFFFFFFu, e, 8) << 16;
-      s |= __shfl_down_sync(0xFFFFFFFFu, e, 12) << 24;
-      if (row < p.rows) *reinterpret_cast<uint2*>(ob + row * p.cols) = make_uint2(q0, q1);
+      uint2 q;
+      const uint32_t s = quantize_chunk16<I, F, kProp>(v[i], er, q, amax_i[i]);
+      if (row < p.rows) *reinterpret_cast<uint2*>(ob + row * p.cols) = q;
       if (l16 == 0) s_sc[hw + 16 * i] = s;
     }
   }
@@ -431,12 +338,7 @@ __device__ __forceinline__ void quantize_band_mgrouped(const QuantizeParams& p) 
     lo = lo > first ? lo : first;
     for (int64_t l = lo + tid; l < hi; l += kBandMgThreads) store16(p.row_scales + 16 * l, make_uint4(0u, 0u, 0u, 0u));
   }
-  if (p.amax && tid < kQuantThreads) {
-#pragma unroll
-    for (int d = 16; d > 0; d >>= 1) amax_all = fmaxf(amax_all, __shfl_xor_sync(0xFFFFFFFFu, amax_all, d));
-    if ((tid & 31u) == 0 && amax_all > 0.0f)
-      atomicMax(reinterpret_cast<unsigned int*>(p.amax), __float_as_uint(amax_all));
-  }
+  if (p.amax && tid < kQuantThreads) commit_amax_warp(p.amax, amax_all);
 }
 
 }  // namespace quant
