@@ -12,17 +12,20 @@
 // error of the tensor core's truncated internal FP8 accumulation to 32 products (the first FP8
 // kernel's accuracy, docs/NUMERICS.md).
 //
-// Roles (384 threads, setmaxnreg 40 / 232).
+// Roles (384 threads, setmaxnreg 56 / 224).
 //   * Warp 0 of warpgroup 0, one thread: per 128-wide K stage, TMA loads of A's 128 x 128-byte box and
 //     B's 128 x 128-byte box (128-byte swizzle: the layout wgmma's descriptors read) into a ring of
 //     kStages stages; `full` completes on the bytes (arrive.expect_tx) and on the scale warp below.
 //   * Warps 1..3 of warpgroup 0, stage `it` by warp 1 + it % 3 (three stages in flight, so the global
-//     loads' latency is not paid once per stage): lane (j = lane % 4, rows lane / 4 + 8i) loads A's
-//     scale bytes of k32 block j for its 16 rows and B's 4 block scales of the tile's four 32-column
-//     blocks (one row of each 32-row block of B: the 32x32 contract), and, once the stage is free,
-//     stores the fp32 products sa * sb[nb] as [j][row][nb] (a float4 per row), then arrives on
-//     `full` (32 arrivals). Rows outside the tile's group or N, and 32-blocks past K, get 0: no scale
-//     outside the tensors is read, padding scales (NaN) are never used.
+//     loads' latency is not paid once per stage): lane l loads, before waiting for the free stage, the
+//     stage's 4 scale bytes of A's rows l + 32i (i < 4) and of B's 32-row block l % 4 (one row of each
+//     32-row block of B: the 32x32 contract) as one word per row (swizzled: the row's aligned word in
+//     the 128x4 tile; LINEAR: 4 bytes), takes B's 4 block scales from lanes 0..3 by shuffles and, once
+//     the stage is free, stores the fp32 products sa * sb[nb] as [k32][row][nb] (a float4 per row),
+//     then arrives on `full` (32 arrivals). Rows outside the tile's group or N, and 32-blocks past K,
+//     get 0: no scale outside the tensors is read, padding scales (NaN) are never used. (This form,
+//     measured 2026-11-23: fprop E8 600-608 TFLOP/s; the byte-per-lane form before it 447-473 in
+//     earlier runs: docs/PERFORMANCE.md, "Twelfth session (helper gemm16)".)
 //   * Warpgroups 1 and 2 (rows 0..63 and 64..127 of the tile): for each k32 step q, issue the wgmma of
 //     step q into partial q % 2, wait until only it is in flight, promote step q - 1 from the other
 //     partial (2 LDS.128 of products, 64 FFMA per thread), so the tensor cores run step q while step
@@ -331,8 +334,9 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
       NAME(const __grid_constant__ mxq::GemmSm90TmaParams p) {                                            \
     mxq::sm90gemm::fp8b2d::gemm_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, U, N64>(p);        \
   }
-// The default instances pipeline 4 stages per loop body; `_n64` (WIP, not yet run on a GPU: 2
-// stages per body, m64n64k32 halves) is selected by MXQ_GEMM_SM90_FP8B2D_N64=1.
+// The default instances pipeline 4 stages per loop body; `_n64` (2 stages per body, m64n64k32 halves)
+// is selected by MXQ_GEMM_SM90_FP8B2D_N64=1: correct, but 6-12% slower on fprop (2026-11-23,
+// docs/PERFORMANCE.md "Twelfth session (helper gemm16)"); kept for measurements.
 #define MXQ_GEMM_SM90_FP8B2D_ENTRIES(A, B, AK, BK)                                                 \
   MXQ_GEMM_SM90_FP8B2D_ENTRY(mxq_gemm_sm90_fp8b2d_##A##_##B##_bf16, AK, BK, false, 4, false)     \
   MXQ_GEMM_SM90_FP8B2D_ENTRY(mxq_gemm_sm90_fp8b2d_##A##_##B##_f32, AK, BK, true, 4, false)       \
