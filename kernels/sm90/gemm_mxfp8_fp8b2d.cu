@@ -12,17 +12,20 @@
 // error of the tensor core's truncated internal FP8 accumulation to 32 products (the first FP8
 // kernel's accuracy, docs/NUMERICS.md).
 //
-// Roles (384 threads, setmaxnreg 40 / 232).
+// Roles (384 threads, setmaxnreg 56 / 224).
 //   * Warp 0 of warpgroup 0, one thread: per 128-wide K stage, TMA loads of A's 128 x 128-byte box and
 //     B's 128 x 128-byte box (128-byte swizzle: the layout wgmma's descriptors read) into a ring of
 //     kStages stages; `full` completes on the bytes (arrive.expect_tx) and on the scale warp below.
 //   * Warps 1..3 of warpgroup 0, stage `it` by warp 1 + it % 3 (three stages in flight, so the global
-//     loads' latency is not paid once per stage): lane (j = lane % 4, rows lane / 4 + 8i) loads A's
-//     scale bytes of k32 block j for its 16 rows and B's 4 block scales of the tile's four 32-column
-//     blocks (one row of each 32-row block of B: the 32x32 contract), and, once the stage is free,
-//     stores the fp32 products sa * sb[nb] as [j][row][nb] (a float4 per row), then arrives on
-//     `full` (32 arrivals). Rows outside the tile's group or N, and 32-blocks past K, get 0: no scale
-//     outside the tensors is read, padding scales (NaN) are never used.
+//     loads' latency is not paid once per stage): lane l loads, before waiting for the free stage, the
+//     stage's 4 scale bytes of A's rows l + 32i (i < 4) and of B's 32-row block l % 4 (one row of each
+//     32-row block of B: the 32x32 contract) as one word per row (swizzled: the row's aligned word in
+//     the 128x4 tile; LINEAR: 4 bytes), takes B's 4 block scales from lanes 0..3 by shuffles and, once
+//     the stage is free, stores the fp32 products sa * sb[nb] as [k32][row][nb] (a float4 per row),
+//     then arrives on `full` (32 arrivals). Rows outside the tile's group or N, and 32-blocks past K,
+//     get 0: no scale outside the tensors is read, padding scales (NaN) are never used. (This form,
+//     measured 2026-11-23: fprop E8 600-608 TFLOP/s; the byte-per-lane form before it 447-473 in
+//     earlier runs: docs/PERFORMANCE.md, "Twelfth session (helper gemm16)".)
 //   * Warpgroups 1 and 2 (rows 0..63 and 64..127 of the tile): for each k32 step q, issue the wgmma of
 //     step q into partial q % 2, wait until only it is in flight, promote step q - 1 from the other
 //     partial (2 LDS.128 of products, 64 FFMA per thread), so the tensor cores run step q while step
@@ -64,7 +67,7 @@ constexpr int kProducerRegs = 56, kConsumerRegs = 224;
 static_assert(kProducerRegs + 2 * kConsumerRegs <= 3 * 168, "setmaxnreg pool: 384 threads launched at 168 registers");
 static_assert(kNb == 4, "the consumers read a row's products as one float4");
 
-template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, int kU>
+template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, int kU, bool kN64>
 __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   const GemmSm90Params& p = tp.g;
@@ -114,43 +117,63 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
     // ---- scale warps: the products sa[row] * sb[column block] of a stage ---------------------------------
     if (warp > kScaleWarps) return;
     const int sw = warp - 1;
-    const int j = lane & 3, rg = lane >> 2;  // this lane's k32 block of the stage, rows rg + 8i
     const bool swz = p.swizzled != 0;
     const int64_t ld = p.scale_ld;
     uint32_t it = 0;
     for (int64_t t = blockIdx.x; t < ts.total_tiles; t += gridDim.x) {
       const TileInfo ti = decode_tile(p, ts, t, kBN);
-      // Scale byte (row rg, column j) of the tile's first stage; a stage adds ks, row rg + 8i adds
-      // (swizzled) (i % 4) * 128 + (i / 4) * 4 inside the 128x4 tile, (LINEAR) 8i rows. A's scale row
-      // of tile row 0: swizzled, 128 * (the m-tile across groups / batch entries: group bases padded to
-      // 128 rows); LINEAR, the data row. B: rows n0 + 32 nb (one row of each 32-row block), the first
-      // 16 bytes of the swizzled 128x4 tile of rows n0.. (n0 is a multiple of 128).
-      const uint8_t* a_base = swz ? p.a_scales + ti.mt * (ld >> 2) * 512 + rg * 16 + j
-                                  : p.a_scales + (ti.row_begin + rg) * ld + j;
+      // Lane l takes rows l + 32i (i < 4) of A and 32-row block l % 4 of B; each loads the stage's 4
+      // scale bytes of its row as one word (swizzled: the row's aligned word in the 128x4 tile;
+      // LINEAR: 4 bytes). A's scale row of tile row 0: swizzled, 128 * (the m-tile across groups /
+      // batch entries: group bases padded to 128 rows); LINEAR, the data row. B: rows n0 + 32 nb (one
+      // row of each 32-row block: the hint's contract), in the swizzled layout the first 16 bytes of
+      // the 128x4 tile of rows n0.. (n0 is a multiple of 128).
+      const uint8_t* a_base = swz ? p.a_scales + ti.mt * (ld >> 2) * 512 + lane * 16
+                                  : p.a_scales + (ti.row_begin + lane) * ld;
+      const int nbl = lane & 3;
       const uint8_t* b_base = p.b_scales + static_cast<int64_t>(ti.group) * p.b_scale_stride +
-                              (swz ? static_cast<int64_t>(ti.n0 >> 7) * (ld >> 2) * 512 + j : ti.n0 * ld + j);
-      const int64_t b_step = swz ? 4 : 32 * ld, a_step = 8 * ld;
-      const int a_rows = ti.rows_valid - rg, b_cols = ti.n_valid;
-      for (int kt = 0; kt < nk; ++kt, ++it) {
-        if (static_cast<int>(it % kScaleWarps) != sw) continue;
-        const bool kvalid = kt * 4 + j < kc;
-        const int64_t ks = swz ? int64_t(kt) * 512 : int64_t(kt) * 4;
-        float sb[kNb];
+                              (swz ? static_cast<int64_t>(ti.n0 >> 7) * (ld >> 2) * 512 + nbl * 4
+                                   : (ti.n0 + 32 * nbl) * ld);
+      const int a_rows = ti.rows_valid - lane;  // row lane + 32i is in the tile's group iff 32i < a_rows
+      const int b_blocks = (ti.n_valid + 31) / 32;  // 32-row blocks of B inside N (1..4)
+      const bool b_valid = nbl < b_blocks;
+      // Stage it0 + kt of the ring is this warp's when (it0 + kt) % 3 == sw.
+      const uint32_t it0 = it;
+      it += nk;
+      for (int kt = static_cast<int>((sw + kScaleWarps - it0 % kScaleWarps) % kScaleWarps); kt < nk; kt += kScaleWarps) {
+        const int kb0 = kt * 4;
+        // The 4 scale bytes at p (a row's columns kb0..kb0+3), bytes past ceil(K/32) as 0 (masked below).
+        auto word = [&](const uint8_t* q) -> uint32_t {
+          if (swz) return __ldg(reinterpret_cast<const uint32_t*>(q + int64_t(kt) * 512));
+          uint32_t w = 0;
 #pragma unroll
-        for (int nb = 0; nb < kNb; ++nb)
-          sb[nb] = kvalid && 32 * nb < b_cols ? dev::ue8m0_to_f32(__ldg(b_base + ks + nb * b_step)) : 0.0f;
-        const uint32_t s = it % kStages, round = it / kStages;
+          for (int jj = 0; jj < 4; ++jj)
+            if (kb0 + jj < kc) w |= static_cast<uint32_t>(__ldg(q + kb0 + jj)) << (8 * jj);
+          return w;
+        };
+        uint32_t aw[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) aw[i] = 32 * i < a_rows ? word(a_base + (swz ? int64_t(i) * 4 : int64_t(32 * i) * ld)) : 0u;
+        const uint32_t bw = b_valid ? word(b_base) : 0u;
+        const uint32_t sit = it0 + kt, s = sit % kStages, round = sit / kStages;
         ptx::mbar_wait(&empty[s], (round & 1) ^ 1);
-        float* dst = sprod + s * kScaleFloats + j * (kBM * kNb) + rg * kNb;
-#pragma unroll 1
-        for (int h = 0; h < 2; ++h) {
+        float* dst = sprod + s * kScaleFloats + lane * kNb;
 #pragma unroll
-          for (int ii = 0; ii < 8; ++ii) {
-            const int i = h * 8 + ii;
-            float sa = 0.0f;
-            if (kvalid && 8 * i < a_rows)
-              sa = dev::ue8m0_to_f32(__ldg(a_base + ks + (swz ? int64_t((ii & 3) * 128 + (h * 2 + (ii >> 2)) * 4) : i * a_step)));
-            *reinterpret_cast<float4*>(dst + 8 * i * kNb) = make_float4(sa * sb[0], sa * sb[1], sa * sb[2], sa * sb[3]);
+        for (int j = 0; j < 4; ++j) {
+          const bool kv = kb0 + j < kc;
+          // Block nb's B scale from lane nb's word (lanes 4g + nb hold the same block).
+          const uint32_t bj = (bw >> (8 * j)) & 0xFFu;
+          float sb[kNb];
+#pragma unroll
+          for (int nb = 0; nb < kNb; ++nb) {
+            const uint32_t e = __shfl_sync(0xFFFFFFFFu, bj, nb);
+            sb[nb] = kv && nb < b_blocks ? dev::ue8m0_to_f32(static_cast<uint8_t>(e)) : 0.0f;
+          }
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            const float sa = kv && 32 * i < a_rows ? dev::ue8m0_to_f32(static_cast<uint8_t>(aw[i] >> (8 * j))) : 0.0f;
+            *reinterpret_cast<float4*>(dst + j * (kBM * kNb) + 32 * i * kNb) =
+                make_float4(sa * sb[0], sa * sb[1], sa * sb[2], sa * sb[3]);
           }
         }
         ptx::mbar_arrive(&full[s]);
@@ -223,10 +246,70 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
       ptx::mbar_arrive(&empty[ls]);
       it += U;
     };
+    // kN64: each k32 step as two m64n64k32 wgmmas (left and right 64 columns) into four 32-register
+    // partials, so three wgmmas stay in flight while one half is promoted (the same 192 accumulator
+    // registers as two m64n128 partials, which allow only one).
+    auto issue64 = [&](float(&d)[32], uint32_t a_addr, uint32_t b_addr) {
+      ptx::fence_acc(d);
+      ptx::wgmma_fence();
+      ptx::wgmma_m64n64k32<AK, BK>(d, ptx::smem_desc_k128_sw128(a_addr), ptx::smem_desc_k128_sw128(b_addr));
+      ptx::wgmma_commit();
+    };
+    float ph[4][32];
+    auto promote64 = [&](const float(&d)[32], const float* prod, int side) {
+      const float4 s0 = *reinterpret_cast<const float4*>(prod + r0 * kNb);
+      const float4 s1 = *reinterpret_cast<const float4*>(prod + (r0 + 8) * kNb);
+      const float a0[4] = {s0.x, s0.y, s0.z, s0.w}, a1[4] = {s1.x, s1.y, s1.z, s1.w};
+#pragma unroll
+      for (int c = 0; c < 8; ++c) {
+        const int o = (side * 8 + c) * 4, nb = side * 2 + (c >> 2);
+        acc[o + 0] = fmaf(d[c * 4 + 0], a0[nb], acc[o + 0]);
+        acc[o + 1] = fmaf(d[c * 4 + 1], a0[nb], acc[o + 1]);
+        acc[o + 2] = fmaf(d[c * 4 + 2], a1[nb], acc[o + 2]);
+        acc[o + 3] = fmaf(d[c * 4 + 3], a1[nb], acc[o + 3]);
+      }
+    };
+    auto body64 = [&](auto u_tag) {
+      constexpr int U = decltype(u_tag)::value;
+      constexpr int H = 8 * U;  // half steps h = 2 (4u + jj) + side
+      const uint32_t sbase = ptx::smem_addr(smem);
+      auto promote_h = [&](int h) {
+        const int q = h / 2, side = h % 2, u = q / 4, jj = q % 4;
+        const uint32_t ps = (it + u) % kStages;
+        ptx::fence_acc(ph[h % 4]);
+        promote64(ph[h % 4], sprod + ps * kScaleFloats + jj * (kBM * kNb), side);
+        if (side == 1 && jj == 3) ptx::mbar_arrive(&empty[ps]);  // its wgmmas are done, its products read
+      };
+#pragma unroll
+      for (int h = 0; h < H; ++h) {
+        const int q = h / 2, side = h % 2, u = q / 4, jj = q % 4;
+        const uint32_t s = (it + u) % kStages;
+        if (side == 0 && jj == 0) ptx::mbar_wait(&full[s], ((it + u) / kStages) & 1);
+        const uint32_t st = sbase + s * kStageBytes;
+        issue64(ph[h % 4], st + cw * 64 * kBK + 32 * jj, st + kABytes + side * 64 * kBK + 32 * jj);
+        if (h >= 3) {
+          ptx::wgmma_wait<3>();
+          promote_h(h - 3);
+        }
+      }
+      ptx::wgmma_wait<2>();
+      promote_h(H - 3);
+      ptx::wgmma_wait<1>();
+      promote_h(H - 2);
+      ptx::wgmma_wait<0>();
+      promote_h(H - 1);
+      it += U;
+    };
     int kt = 0;
-    if constexpr (kU > 1)
-      for (; kt + kU <= nk; kt += kU) body(std::integral_constant<int, kU>{});
-    for (; kt < nk; ++kt) body(std::integral_constant<int, 1>{});
+    if constexpr (kN64) {
+      if constexpr (kU > 1)
+        for (; kt + kU <= nk; kt += kU) body64(std::integral_constant<int, kU>{});
+      for (; kt < nk; ++kt) body64(std::integral_constant<int, 1>{});
+    } else {
+      if constexpr (kU > 1)
+        for (; kt + kU <= nk; kt += kU) body(std::integral_constant<int, kU>{});
+      for (; kt < nk; ++kt) body(std::integral_constant<int, 1>{});
+    }
 
     // ---- epilogue: alpha, optional accumulate, round once ------------------------------------------------
     // (The tile's rows and columns are decoded only now: nothing of them is live across the K loop.)
@@ -246,15 +329,19 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
 
 // extern "C" entry points, looked up by name from the embedded image (src/cuda/op_gemm.cpp):
 // mxq_gemm_sm90_fp8b2d_<A>_<B>_<D>.
-#define MXQ_GEMM_SM90_FP8B2D_ENTRY(NAME, AK, BK, F32, U)                                                  \
+#define MXQ_GEMM_SM90_FP8B2D_ENTRY(NAME, AK, BK, F32, U, N64)                                             \
   extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90Fp8B2dThreads, 1)                            \
       NAME(const __grid_constant__ mxq::GemmSm90TmaParams p) {                                            \
-    mxq::sm90gemm::fp8b2d::gemm_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, U>(p);             \
+    mxq::sm90gemm::fp8b2d::gemm_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, U, N64>(p);        \
   }
-// 4 K stages per loop body (1 and 2 measured within 4% on fprop E8: docs/PERFORMANCE.md, "Twelfth session").
-#define MXQ_GEMM_SM90_FP8B2D_ENTRIES(A, B, AK, BK)                                             \
-  MXQ_GEMM_SM90_FP8B2D_ENTRY(mxq_gemm_sm90_fp8b2d_##A##_##B##_bf16, AK, BK, false, 4)        \
-  MXQ_GEMM_SM90_FP8B2D_ENTRY(mxq_gemm_sm90_fp8b2d_##A##_##B##_f32, AK, BK, true, 4)
+// The default instances pipeline 4 stages per loop body; `_n64` (2 stages per body, m64n64k32 halves)
+// is selected by MXQ_GEMM_SM90_FP8B2D_N64=1: correct, but 6-12% slower on fprop (2026-11-23,
+// docs/PERFORMANCE.md "Twelfth session (helper gemm16)"); kept for measurements.
+#define MXQ_GEMM_SM90_FP8B2D_ENTRIES(A, B, AK, BK)                                                 \
+  MXQ_GEMM_SM90_FP8B2D_ENTRY(mxq_gemm_sm90_fp8b2d_##A##_##B##_bf16, AK, BK, false, 4, false)     \
+  MXQ_GEMM_SM90_FP8B2D_ENTRY(mxq_gemm_sm90_fp8b2d_##A##_##B##_f32, AK, BK, true, 4, false)       \
+  MXQ_GEMM_SM90_FP8B2D_ENTRY(mxq_gemm_sm90_fp8b2d_##A##_##B##_bf16_n64, AK, BK, false, 2, true)  \
+  MXQ_GEMM_SM90_FP8B2D_ENTRY(mxq_gemm_sm90_fp8b2d_##A##_##B##_f32_n64, AK, BK, true, 2, true)
 MXQ_GEMM_SM90_FP8B2D_ENTRIES(e4m3, e4m3, E4M3, E4M3)
 MXQ_GEMM_SM90_FP8B2D_ENTRIES(e4m3, e5m2, E4M3, E5M2)
 MXQ_GEMM_SM90_FP8B2D_ENTRIES(e5m2, e4m3, E5M2, E4M3)
