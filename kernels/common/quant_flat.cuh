@@ -237,9 +237,76 @@ __device__ __forceinline__ void quantize_band(const QuantizeParams& p) {
 // Scale offsets fit 32 bits (the launcher's rule). Rows past the groups' clamped end are zeros in the output (the contract):
 // the data warps store them quantized and, in the rare band that holds that end, store zeros over
 // them after the barrier and leave them out of amax.
-constexpr int kBandMgGroups = 32 * kQuantGroupsPerThread;  // one warp's table (fill_inline_group_table<true>)
+constexpr int kBandMgGroups = 32 * kQuantGroupsPerThread;  // one warp's table: 4 groups per lane
 constexpr int kBandMgThreads = kQuantThreads + 32;
 constexpr uint32_t kBandNoRow = 0xFFFFFFFFu;
+
+// The table warp: ends[g] = min(rows, max(0, o_0..o_g)), start(g) = ends[g - 1] (0 for g = 0),
+// tile0(g) = sum over h < g of ceil(size_h / 128); meta.covered = the last end, used_tiles = the sum.
+__device__ __forceinline__ void band_group_table(const QuantizeParams& p, uint8_t* table_base, GroupMeta* meta) {
+  const int lane = threadIdx.x & 31;
+  const int64_t G = p.num_groups;
+  GroupTableSmem tab(table_base, G);
+  constexpr int kPer = kQuantGroupsPerThread;
+  const int64_t g0 = static_cast<int64_t>(lane) * kPer;
+  int64_t end[kPer];
+  int64_t run = 0;
+#pragma unroll
+  for (int j = 0; j < kPer; ++j) {
+    if (g0 + j < G) {
+      const int64_t o = (p.flags & kQuantOffsetsI64) ? static_cast<const int64_t*>(p.offsets)[g0 + j]
+                                                     : static_cast<int64_t>(static_cast<const int32_t*>(p.offsets)[g0 + j]);
+      run = o > run ? o : run;
+    }
+    end[j] = run;
+  }
+  // Exclusive max-scan of the lanes' running maxima (from 0), then the clamp to [.., rows].
+  int64_t incl = run;
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    const int64_t o = __shfl_up_sync(0xFFFFFFFFu, incl, d);
+    if (lane >= d) incl = o > incl ? o : incl;
+  }
+  int64_t carry = __shfl_up_sync(0xFFFFFFFFu, incl, 1);
+  if (lane == 0) carry = 0;
+  const int64_t all_max = __shfl_sync(0xFFFFFFFFu, incl, 31);
+  const int64_t first = carry < p.rows ? carry : p.rows;
+  int64_t prev = first, ntiles = 0;
+  int64_t size[kPer];
+#pragma unroll
+  for (int j = 0; j < kPer; ++j) {
+    int64_t e = end[j] > carry ? end[j] : carry;
+    e = e < p.rows ? e : p.rows;
+    end[j] = e;
+    size[j] = e - prev;
+    prev = e;
+    ntiles += layout::ceil_div(size[j], kQuantTile);
+  }
+  int64_t tiles_incl = ntiles;
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    const int64_t o = __shfl_up_sync(0xFFFFFFFFu, tiles_incl, d);
+    if (lane >= d) tiles_incl += o;
+  }
+  int64_t tile = tiles_incl - ntiles;
+  const int64_t used = __shfl_sync(0xFFFFFFFFu, tiles_incl, 31);
+  int64_t start = first;
+#pragma unroll
+  for (int j = 0; j < kPer; ++j) {
+    if (g0 + j < G) {
+      tab.start[g0 + j] = start;
+      tab.tile0[g0 + j] = static_cast<int32_t>(tile);
+    }
+    tile += layout::ceil_div(size[j], kQuantTile);
+    start = end[j];
+  }
+  if (lane == 0) {
+    tab.tile0[G] = static_cast<int32_t>(used);
+    meta->used_tiles = used;
+    meta->covered = all_max < p.rows ? all_max : p.rows;
+    meta->total_cols = 0;
+  }
+}
 
 template <In I, Fp8 F, bool kProp>
 __device__ __forceinline__ void quantize_band_mgrouped(const QuantizeParams& p) {
@@ -262,7 +329,7 @@ __device__ __forceinline__ void quantize_band_mgrouped(const QuantizeParams& p) 
     // the groups that end in the band, all before the barrier (the data warps quantize meanwhile).
     const uint32_t lane = tid - kQuantThreads;
     if (lane == 0) s_npad = 0;
-    fill_inline_group_table<true>(p, smem_table, &s_meta, nullptr, load_group_offsets(p, lane), lane);
+    band_group_table(p, smem_table, &s_meta);
     __syncwarp();
     const GroupView gv(p, smem_table, s_meta);
     const int64_t covered = s_meta.covered;

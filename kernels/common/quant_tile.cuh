@@ -119,11 +119,9 @@ constexpr int kQuantGroupsPerThread = 4;
 struct GroupOffsets {
   int64_t o[kQuantGroupsPerThread];
 };
-// `t`: the calling thread's index among the threads that build the table (threadIdx.x, or the lane of
-// a warp that builds it alone).
-__device__ __forceinline__ GroupOffsets load_group_offsets(const QuantizeParams& p, uint32_t t) {
+__device__ __forceinline__ GroupOffsets load_group_offsets(const QuantizeParams& p) {
   GroupOffsets r;
-  const int64_t g0 = static_cast<int64_t>(t) * kQuantGroupsPerThread;
+  const int64_t g0 = static_cast<int64_t>(threadIdx.x) * kQuantGroupsPerThread;
   const bool inline_table = (p.flags & kQuantGrouped) && !(p.flags & kQuantGroupTable);
 #pragma unroll
   for (int j = 0; j < kQuantGroupsPerThread; ++j) {
@@ -134,24 +132,19 @@ __device__ __forceinline__ GroupOffsets load_group_offsets(const QuantizeParams&
   }
   return r;
 }
-__device__ __forceinline__ GroupOffsets load_group_offsets(const QuantizeParams& p) {
-  return load_group_offsets(p, threadIdx.x);
-}
 
-// The inline table from the offsets (build_group_table). kWarp: one warp alone (at most
-// 32 * kQuantGroupsPerThread groups; t = its lane, tmp unused), the other warps skip it; else every
-// thread (t = threadIdx.x). `off` is load_group_offsets(p, t).
+// The inline table from the offsets (build_group_table). kWarp: warp 0 alone (at most
+// 32 * kQuantGroupsPerThread groups), the other warps skip it; else every thread.
 template <bool kWarp>
 __device__ __forceinline__ void fill_inline_group_table(const QuantizeParams& p, uint8_t* table_base,
-                                                        GroupMeta* meta, int64_t* tmp, const GroupOffsets& off,
-                                                        uint32_t t) {
+                                                        GroupMeta* meta, int64_t* tmp, const GroupOffsets& off) {
   using namespace detail;
   const bool swz = (p.flags & kQuantSwizzled) != 0;
   const int64_t G = p.num_groups;
   constexpr int kPer = kQuantGroupsPerThread;
   static_assert(kPer * kQuantThreads >= kQuantInlineGroups, "inline table covers every group");
   GroupTableSmem tab(table_base, G);
-  const int64_t g0 = static_cast<int64_t>(t) * kPer;
+  const int64_t g0 = static_cast<int64_t>(threadIdx.x) * kPer;
   int64_t end[kPer];
   int64_t run = 0;  // running max of the offsets from 0: also the clamp below at 0
 #pragma unroll
@@ -193,7 +186,7 @@ __device__ __forceinline__ void fill_inline_group_table(const QuantizeParams& p,
     col_base += group_scale_cols(swz, size[j]);
     start = end[j];
   }
-  if (t == 0) {
+  if (threadIdx.x == 0) {
     tab.tile0[G] = static_cast<int32_t>(used_tiles);
     meta->used_tiles = used_tiles;
     meta->covered = all_max < p.rows ? all_max : p.rows;
@@ -224,9 +217,9 @@ __device__ __forceinline__ void build_group_table(const QuantizeParams& p, uint8
   // the table is ready after one barrier instead of five (the build is on every block's path to its
   // first tile's scale rows).
   if (G <= 32 * kQuantGroupsPerThread) {
-    if (threadIdx.x < 32) fill_inline_group_table<true>(p, table_base, meta, tmp, off, threadIdx.x);
+    if (threadIdx.x < 32) fill_inline_group_table<true>(p, table_base, meta, tmp, off);
   } else {
-    fill_inline_group_table<false>(p, table_base, meta, tmp, off, threadIdx.x);
+    fill_inline_group_table<false>(p, table_base, meta, tmp, off);
   }
   __syncthreads();
 }
