@@ -563,8 +563,9 @@ void register_quantize_kernels(Registry& r) {
   rowwise.arch = ArchRange{90, kAnyNewer};
   rowwise.in_dtypes = hp;
   rowwise.out_dtypes = fp8;
-  rowwise.variant = "rowwise 1x32 blocks in registers: 128x128 tiles, 8 x 16-byte loads in flight per thread, "
-                    "swizzled scale tiles written as 16-byte stores";
+  rowwise.variant = "rowwise 1x32 blocks: streaming launches without a loop up to 64 MiB (flat, 64-row bands), "
+                    "a persistent cp.async ring above and for the other 16-bit plans, register tiles for fp32 and "
+                    "SwiGLU";
   rowwise.priority = 10;
   rowwise.supports = [](const QuantizeDesc& d, const DeviceInfo& dev) -> std::string {
     if (needs_tiled(d)) return "handles rowwise 1x32 blocks only";
