@@ -172,6 +172,17 @@ namespace quant {
 // only zeros, and rows past the data inside a band get zero scales, which zeroes the layout's padding.
 constexpr int kBandRows = 64;
 
+// The band's input chunks of this thread: rows r0 + hw + 16 i (i < kCpt) of `xb` (this thread's
+// column position already applied), rows at or past `rows` as zeros. All loads are issued at once.
+template <typename T, int kCpt>
+__device__ __forceinline__ void load_band(const T* xb, int64_t ld, int64_t rows, int64_t r0, uint32_t hw, uint4 (&v)[kCpt]) {
+#pragma unroll
+  for (int i = 0; i < kCpt; ++i) {
+    const int64_t row = r0 + hw + 16 * i;
+    v[i] = row < rows ? load16_stream(xb + row * ld) : make_uint4(0u, 0u, 0u, 0u);
+  }
+}
+
 template <In I, Fp8 F, bool kProp>
 __device__ __forceinline__ void quantize_band(const QuantizeParams& p) {
   static_assert(sizeof(typename InTraits<I>::T) == 2, "the band kernel is for 16-bit inputs");
@@ -185,11 +196,7 @@ __device__ __forceinline__ void quantize_band(const QuantizeParams& p) {
   const T* xb = static_cast<const T*>(p.x) + b * p.in_bstride + cg * 128 + l16 * kChunk;
   constexpr int kCpt = kBandRows / 16;
   uint4 v[kCpt];
-#pragma unroll
-  for (int i = 0; i < kCpt; ++i) {
-    const int64_t row = r0 + hw + 16 * i;
-    v[i] = row < p.rows ? load16_stream(xb + row * p.in_ld) : make_uint4(0u, 0u, 0u, 0u);
-  }
+  load_band(xb, p.in_ld, p.rows, r0, hw, v);
   const ExpRule er = exp_rule<F>(p.mode);
   float amax_all = 0.0f;
   uint8_t* ob = p.row_data + (b * p.rows) * p.cols + cg * 128 + l16 * kChunk;
@@ -359,11 +366,7 @@ __device__ __forceinline__ void quantize_band_mgrouped(const QuantizeParams& p) 
     using T = typename InTraits<I>::T;
     const T* xb = static_cast<const T*>(p.x) + cg * 128 + l16 * kChunk;
     uint4 v[kCpt];
-#pragma unroll
-    for (int i = 0; i < kCpt; ++i) {
-      const int64_t row = r0 + hw + 16 * i;
-      v[i] = row < p.rows ? load16_stream(xb + row * p.in_ld) : make_uint4(0u, 0u, 0u, 0u);
-    }
+    load_band(xb, p.in_ld, p.rows, r0, hw, v);
     const ExpRule er = exp_rule<F>(p.mode);
     uint8_t* ob = p.row_data + cg * 128 + l16 * kChunk;
 #pragma unroll

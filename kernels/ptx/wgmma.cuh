@@ -83,26 +83,7 @@ __device__ __forceinline__ void undef_acc(float (&d)[N]) {
 template <Fp8Kind A, Fp8Kind B>
 __device__ __forceinline__ void wgmma_m64n128k32(float (&d)[64], uint64_t desc_a, uint64_t desc_b);
 
-// The same over 64 columns: D[64x64] fp32 (32 registers per thread), B 64x32 fp8.
-template <Fp8Kind A, Fp8Kind B>
-__device__ __forceinline__ void wgmma_m64n64k32(float (&d)[32], uint64_t desc_a, uint64_t desc_b);
-
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define MXQ_WGMMA_FP8_N64(AK, BK, AS, BS)                                                                \
-  template <>                                                                                           \
-  __device__ __forceinline__ void wgmma_m64n64k32<Fp8Kind::AK, Fp8Kind::BK>(float (&d)[32], uint64_t desc_a, \
-                                                                           uint64_t desc_b) {           \
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                         \
-                 "wgmma.mma_async.sync.aligned.m64n64k32.f32." AS "." BS " " MXQ_WGMMA_ACC32_REGS          \
-                 ", %32, %33, p, 1, 1;\n}\n"                                                           \
-                 : MXQ_WGMMA_ACC32_OPS(d)                                                               \
-                 : "l"(desc_a), "l"(desc_b), "r"(0));                                                   \
-  }
-MXQ_WGMMA_FP8_N64(E4M3, E4M3, "e4m3", "e4m3")
-MXQ_WGMMA_FP8_N64(E4M3, E5M2, "e4m3", "e5m2")
-MXQ_WGMMA_FP8_N64(E5M2, E4M3, "e5m2", "e4m3")
-MXQ_WGMMA_FP8_N64(E5M2, E5M2, "e5m2", "e5m2")
-#undef MXQ_WGMMA_FP8_N64
 #define MXQ_WGMMA_FP8(AK, BK, AS, BS)                                                                    \
   template <>                                                                                           \
   __device__ __forceinline__ void wgmma_m64n128k32<Fp8Kind::AK, Fp8Kind::BK>(float (&d)[64], uint64_t desc_a, \

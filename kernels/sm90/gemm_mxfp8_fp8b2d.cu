@@ -67,7 +67,7 @@ constexpr int kProducerRegs = 56, kConsumerRegs = 224;
 static_assert(kProducerRegs + 2 * kConsumerRegs <= 3 * 168, "setmaxnreg pool: 384 threads launched at 168 registers");
 static_assert(kNb == 4, "the consumers read a row's products as one float4");
 
-template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, int kU, bool kN64>
+template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, int kU>
 __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   const GemmSm90Params& p = tp.g;
@@ -246,70 +246,10 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
       ptx::mbar_arrive(&empty[ls]);
       it += U;
     };
-    // kN64: each k32 step as two m64n64k32 wgmmas (left and right 64 columns) into four 32-register
-    // partials, so three wgmmas stay in flight while one half is promoted (the same 192 accumulator
-    // registers as two m64n128 partials, which allow only one).
-    auto issue64 = [&](float(&d)[32], uint32_t a_addr, uint32_t b_addr) {
-      ptx::fence_acc(d);
-      ptx::wgmma_fence();
-      ptx::wgmma_m64n64k32<AK, BK>(d, ptx::smem_desc_k128_sw128(a_addr), ptx::smem_desc_k128_sw128(b_addr));
-      ptx::wgmma_commit();
-    };
-    float ph[4][32];
-    auto promote64 = [&](const float(&d)[32], const float* prod, int side) {
-      const float4 s0 = *reinterpret_cast<const float4*>(prod + r0 * kNb);
-      const float4 s1 = *reinterpret_cast<const float4*>(prod + (r0 + 8) * kNb);
-      const float a0[4] = {s0.x, s0.y, s0.z, s0.w}, a1[4] = {s1.x, s1.y, s1.z, s1.w};
-#pragma unroll
-      for (int c = 0; c < 8; ++c) {
-        const int o = (side * 8 + c) * 4, nb = side * 2 + (c >> 2);
-        acc[o + 0] = fmaf(d[c * 4 + 0], a0[nb], acc[o + 0]);
-        acc[o + 1] = fmaf(d[c * 4 + 1], a0[nb], acc[o + 1]);
-        acc[o + 2] = fmaf(d[c * 4 + 2], a1[nb], acc[o + 2]);
-        acc[o + 3] = fmaf(d[c * 4 + 3], a1[nb], acc[o + 3]);
-      }
-    };
-    auto body64 = [&](auto u_tag) {
-      constexpr int U = decltype(u_tag)::value;
-      constexpr int H = 8 * U;  // half steps h = 2 (4u + jj) + side
-      const uint32_t sbase = ptx::smem_addr(smem);
-      auto promote_h = [&](int h) {
-        const int q = h / 2, side = h % 2, u = q / 4, jj = q % 4;
-        const uint32_t ps = (it + u) % kStages;
-        ptx::fence_acc(ph[h % 4]);
-        promote64(ph[h % 4], sprod + ps * kScaleFloats + jj * (kBM * kNb), side);
-        if (side == 1 && jj == 3) ptx::mbar_arrive(&empty[ps]);  // its wgmmas are done, its products read
-      };
-#pragma unroll
-      for (int h = 0; h < H; ++h) {
-        const int q = h / 2, side = h % 2, u = q / 4, jj = q % 4;
-        const uint32_t s = (it + u) % kStages;
-        if (side == 0 && jj == 0) ptx::mbar_wait(&full[s], ((it + u) / kStages) & 1);
-        const uint32_t st = sbase + s * kStageBytes;
-        issue64(ph[h % 4], st + cw * 64 * kBK + 32 * jj, st + kABytes + side * 64 * kBK + 32 * jj);
-        if (h >= 3) {
-          ptx::wgmma_wait<3>();
-          promote_h(h - 3);
-        }
-      }
-      ptx::wgmma_wait<2>();
-      promote_h(H - 3);
-      ptx::wgmma_wait<1>();
-      promote_h(H - 2);
-      ptx::wgmma_wait<0>();
-      promote_h(H - 1);
-      it += U;
-    };
     int kt = 0;
-    if constexpr (kN64) {
-      if constexpr (kU > 1)
-        for (; kt + kU <= nk; kt += kU) body64(std::integral_constant<int, kU>{});
-      for (; kt < nk; ++kt) body64(std::integral_constant<int, 1>{});
-    } else {
-      if constexpr (kU > 1)
-        for (; kt + kU <= nk; kt += kU) body(std::integral_constant<int, kU>{});
-      for (; kt < nk; ++kt) body(std::integral_constant<int, 1>{});
-    }
+    if constexpr (kU > 1)
+      for (; kt + kU <= nk; kt += kU) body(std::integral_constant<int, kU>{});
+    for (; kt < nk; ++kt) body(std::integral_constant<int, 1>{});
 
     // ---- epilogue: alpha, optional accumulate, round once ------------------------------------------------
     // (The tile's rows and columns are decoded only now: nothing of them is live across the K loop.)
@@ -329,19 +269,17 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
 
 // extern "C" entry points, looked up by name from the embedded image (src/cuda/op_gemm.cpp):
 // mxq_gemm_sm90_fp8b2d_<A>_<B>_<D>.
-#define MXQ_GEMM_SM90_FP8B2D_ENTRY(NAME, AK, BK, F32, U, N64)                                             \
+#define MXQ_GEMM_SM90_FP8B2D_ENTRY(NAME, AK, BK, F32, U)                                                  \
   extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90Fp8B2dThreads, 1)                            \
       NAME(const __grid_constant__ mxq::GemmSm90TmaParams p) {                                            \
-    mxq::sm90gemm::fp8b2d::gemm_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, U, N64>(p);        \
+    mxq::sm90gemm::fp8b2d::gemm_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, U>(p);             \
   }
-// The default instances pipeline 4 stages per loop body; `_n64` (2 stages per body, m64n64k32 halves)
-// is selected by MXQ_GEMM_SM90_FP8B2D_N64=1: correct, but 6-12% slower on fprop (2026-11-23,
-// docs/PERFORMANCE.md "Twelfth session (helper gemm16)"); kept for measurements.
-#define MXQ_GEMM_SM90_FP8B2D_ENTRIES(A, B, AK, BK)                                                 \
-  MXQ_GEMM_SM90_FP8B2D_ENTRY(mxq_gemm_sm90_fp8b2d_##A##_##B##_bf16, AK, BK, false, 4, false)     \
-  MXQ_GEMM_SM90_FP8B2D_ENTRY(mxq_gemm_sm90_fp8b2d_##A##_##B##_f32, AK, BK, true, 4, false)       \
-  MXQ_GEMM_SM90_FP8B2D_ENTRY(mxq_gemm_sm90_fp8b2d_##A##_##B##_bf16_n64, AK, BK, false, 2, true)  \
-  MXQ_GEMM_SM90_FP8B2D_ENTRY(mxq_gemm_sm90_fp8b2d_##A##_##B##_f32_n64, AK, BK, true, 2, true)
+// 4 stages per loop body. The m64n64k32-halves form (three wgmmas in flight while one half is
+// promoted) measured 6-12% slower on fprop and was removed (docs/PERFORMANCE.md, "Twelfth session
+// (helper gemm16)"; its code is in commit e28dc41).
+#define MXQ_GEMM_SM90_FP8B2D_ENTRIES(A, B, AK, BK)                                             \
+  MXQ_GEMM_SM90_FP8B2D_ENTRY(mxq_gemm_sm90_fp8b2d_##A##_##B##_bf16, AK, BK, false, 4)          \
+  MXQ_GEMM_SM90_FP8B2D_ENTRY(mxq_gemm_sm90_fp8b2d_##A##_##B##_f32, AK, BK, true, 4)
 MXQ_GEMM_SM90_FP8B2D_ENTRIES(e4m3, e4m3, E4M3, E4M3)
 MXQ_GEMM_SM90_FP8B2D_ENTRIES(e4m3, e5m2, E4M3, E5M2)
 MXQ_GEMM_SM90_FP8B2D_ENTRIES(e5m2, e4m3, E5M2, E4M3)

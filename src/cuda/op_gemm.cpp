@@ -269,17 +269,13 @@ class GemmSm90 final : public OpImpl {
                       : kind == Sm90Kernel::Bf16Path ? "bf16path_"
                       : kind == Sm90Kernel::Fp8B2d   ? "fp8b2d_"
                                                      : "";
-    // MXQ_GEMM_SM90_FP8B2D_N64=1 picks the 32x32-weight kernel's m64n64k32-halves instances (measured
-    // slower than the default m64n128k32 form, 2026-11-23; kept for measurements).
-    const char* env_n64 = std::getenv("MXQ_GEMM_SM90_FP8B2D_N64");
-    const bool n64 = kind == Sm90Kernel::Fp8B2d && env_n64 && std::string(env_n64) == "1";
     bp_store_ = kind == Sm90Kernel::Bf16Tma && use_bp_store(d, dev.info().smem_optin);
     bprep_ = kind == Sm90Kernel::Bf16Tma && (bp_store_ || use_bprep(d));
     const std::string kname =
         fmt::format("mxq_gemm_sm90_{}{}_{}_{}{}{}", tag, fp8_tag(d.a_dtype), fp8_tag(d.b_dtype),
                     d.d_dtype == MXQ_DTYPE_FP32 ? "f32" : "bf16",
                     kind == Sm90Kernel::Bf16Tma && grouped_k(d) ? "_kgrouped" : "",
-                    bp_store_ ? "_bpre_tma" : bprep_ ? "_bpre" : n64 ? "_n64" : "");
+                    bp_store_ ? "_bpre_tma" : bprep_ ? "_bpre" : "");
     fn_ = dev.kernel(kname.c_str());
     kname_ = kname;
     if (bp_store_) {  // where D is not 16-byte aligned at Execute: the same plan with direct stores
