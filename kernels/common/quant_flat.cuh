@@ -83,7 +83,9 @@ __device__ __forceinline__ void flat_row_group(uint32_t g, uint32_t kg, float in
   cg = static_cast<uint32_t>(r);
 }
 
-// Byte offset of the 4 scales of (row, column group cg) in the rowwise scale tensor.
+// Byte offset of the 4 scales of (row, column group cg) in the rowwise scale tensor: swizzled, the
+// 32-bit form of layout::swizzled_offset(row, 4 * cg, 4 * kg) (core/layout.h), which this kernel's
+// launcher bounds below 2^32 bytes (fewer than 2^24 chunks); else the LINEAR row-major offset.
 __device__ __forceinline__ uint32_t flat_scale_offset(uint32_t row, uint32_t cg, uint32_t kg, bool swz,
                                                       uint32_t linear_ld) {
   if (swz) return ((row >> 7) * kg + cg) * 512u + (row & 31u) * 16u + ((row >> 5) & 3u) * 4u;
