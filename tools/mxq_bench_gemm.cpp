@@ -28,6 +28,8 @@
 //                                       side-by-side runs of kernel changes or environment settings
 //   --only fprop|wgrad|decode|dense     the shapes of one kind only
 //   --groups G                          the shapes with G groups only (e.g. --only wgrad --groups 128)
+//   --align N                           uneven group sizes rounded to multiples of N (default: odd
+//                                       sizes, so no group after the first starts aligned)
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -54,6 +56,7 @@ using namespace mxq_bench;
 bool mxq_only = false;  // --mxq-only
 std::string only_kind;  // --only KIND
 int64_t only_groups = 0;  // --groups G
+int64_t group_align = 1;  // --align N: uneven group sizes rounded to multiples of N (1: odd, never aligned)
 
 enum class Kind { Fprop, Wgrad, Decode, Dense };
 
@@ -75,7 +78,8 @@ std::vector<int64_t> group_sizes(int64_t total, int64_t groups, bool even) {
       x ^= x << 13;
       x ^= x >> 7;
       x ^= x << 17;
-      const int64_t d = static_cast<int64_t>(x % static_cast<uint64_t>(mean / 2 + 1)) | 1;  // odd: never aligned
+      int64_t d = static_cast<int64_t>(x % static_cast<uint64_t>(mean / 2 + 1)) | 1;  // odd: never aligned
+      if (group_align > 1) d = d / group_align * group_align;                          // --align N
       s[static_cast<size_t>(g)] += d;
       s[static_cast<size_t>(g + 1)] -= d;
     }
@@ -309,6 +313,7 @@ int main(int argc, char** argv) {
     else if (std::string(argv[i]) == "--mxq-only") mxq_only = true;
     else if (std::string(argv[i]) == "--only" && i + 1 < argc) only_kind = argv[++i];
     else if (std::string(argv[i]) == "--groups" && i + 1 < argc) only_groups = std::atoll(argv[++i]);
+    else if (std::string(argv[i]) == "--align" && i + 1 < argc) group_align = std::max<int64_t>(1, std::atoll(argv[++i]));
     else pos.push_back(argv[i]);
   }
   load_driver();

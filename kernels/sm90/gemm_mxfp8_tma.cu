@@ -29,7 +29,12 @@
 // B once as bf16 into the workspace in the slot order step 1 would produce; the producer then
 // loads B's 256 x 64 bf16 box by TMA (128-byte swizzle) straight into the ring stage's slot, the
 // consumers convert only A, skip step 2, and release a stage after the wait that shows its wgmmas
-// done (the stage before the one just issued).
+// done (the stage before the one just issued). K-grouped kBPre plans also copy A's rows of every
+// group whose first token is not 16-byte aligned into the workspace (arelayout_body), at the
+// columns where that group's B stages are, so that their tiles, like the aligned groups' (read from
+// A), run whole 32-blocks per stage: the shifted path below (a 16-byte chunk straddling two blocks,
+// per-stage scale bytes, a select per byte) cost wgrad E8 with uneven groups ~15% of the main
+// kernel's time (docs/PERFORMANCE.md, "Thirteenth session (lead)").
 //
 // Epilogue. K-grouped tiles with in-kernel B (wgrad with short groups: E128 has ~4 K stages per
 // 128 KiB fp32 tile) stage the tile in the bf16 slots, free once both warpgroups' last wgmmas are
@@ -269,24 +274,32 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
     if (tid != 0) return;
     ptx::tma_prefetch_desc(tp.tmap_a);
     ptx::tma_prefetch_desc(tp.tmap_b);
+    // kBPre, K-grouped: A's FP8 copy in the workspace (the groups whose t0 is not 16-byte aligned).
+    constexpr bool kACopy = kBPre && kKGroupedKernel;
+    if constexpr (kACopy) ptx::tma_prefetch_desc(tp.tmap_a2);
     uint32_t it = 0;
     for (int64_t t = blockIdx.x; t < ts.total_tiles; t += gridDim.x) {
       const TileInfo ti = decode_tile(p, ts, t, kBN);
       const int64_t len = ts.kgrouped ? ti.len : K;
-      const int64_t a0 = ti.t0 & ~int64_t(15);  // TMA's innermost box coordinate must be 16-byte aligned
+      // TMA's innermost box coordinate must be 16-byte aligned: in-kernel K-grouped tiles start at t0
+      // rounded down (the shifted path); kACopy tiles read whole 32-blocks per stage, from A where t0
+      // is aligned, else from A's copy at the group's workspace columns (bprep_table_body), where B's
+      // stages are too.
+      const int64_t a0 = kACopy ? ti.t0 : ti.t0 & ~int64_t(15);
       const int nk = static_cast<int>(layout::ceil_div(layout::ceil_div(len + (ti.t0 - a0), kBK), 2) * 2);
       const int32_t arow = static_cast<int32_t>(ti.row_begin);
       const int32_t brow = static_cast<int32_t>(ts.kgrouped ? ti.n0 : static_cast<int64_t>(ti.group) * N + ti.n0);
-      // kBPre, K-grouped: the group's first column in the dequantized B (bprep_table_body); the
-      // stages line up with A's, which start at a0.
-      const int32_t bcol0 = kBPre && ts.kgrouped ? __ldg(p.bprep_cols + ti.group) : 0;
+      const int32_t bcol0 = kACopy ? __ldg(p.bprep_cols + ti.group) : 0;
+      const bool a_copy = kACopy && (ti.t0 & 15) != 0;
+      const void* tmap_a = a_copy ? static_cast<const void*>(tp.tmap_a2) : static_cast<const void*>(tp.tmap_a);
+      const int64_t acol0 = a_copy ? bcol0 : a0;
       for (int kt = 0; kt < nk; ++kt, ++it) {
         const uint32_t s = it % kStages, round = it / kStages;
         ptx::mbar_wait(&empty[s], (round & 1) ^ 1);
-        const int32_t kc0 = static_cast<int32_t>(a0 + int64_t(kt) * kBK);
+        const int32_t kc0 = static_cast<int32_t>(acol0 + int64_t(kt) * kBK);
         if constexpr (kBPre) {
           ptx::mbar_arrive_expect_tx(&full[s], kAStageBytes + kSlotBytes);
-          ptx::tma_load_2d(ptx::smem_addr(smem_fp8 + s * kAStageBytes), tp.tmap_a, kc0, arow, &full[s]);
+          ptx::tma_load_2d(ptx::smem_addr(smem_fp8 + s * kAStageBytes), tmap_a, kc0, arow, &full[s]);
           const int32_t bc = kKGroupedKernel ? bcol0 + kt * kBK : kc0;
           ptx::tma_load_2d(ptx::smem_addr(smem + s * kSlotBytes), tp.tmap_b, bc, brow, &full[s]);
         } else {
@@ -656,9 +669,10 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
         ptx::fence_acc(acc[1]);
       }
     };
+    // (kBPre K-grouped tiles are never shifted: their unaligned groups read A's copy, see the producer.)
     if constexpr (!kKGroupedKernel) run(std::false_type{}, std::false_type{});
-    else if ((ti.t0 & 15) == 0) run(std::true_type{}, std::false_type{});
-    else run(std::true_type{}, std::true_type{});
+    else if (kBPre || (ti.t0 & 15) == 0) run(std::true_type{}, std::false_type{});
+    else if constexpr (!kBPre) run(std::true_type{}, std::true_type{});
 
     // ---- epilogue: alpha, optional accumulate, round once ------------------------------------------------
     if constexpr (kBpStore) {  // (the launcher runs the `_bpre` instance where D is not 16-byte aligned)
@@ -713,11 +727,28 @@ __device__ __forceinline__ bool bprep_item(const GemmSm90BPrepParams& p, int64_t
   return true;
 }
 
+// Bytes [tc, tc + 16) of a row (`src`: its first byte, 16-byte aligned) as four words, those outside
+// [t0, t1) zero; tc need not be aligned. Reads the five 4-byte words around the window, only those
+// holding bytes of [t0, t1) (so never past the row: t1 <= K, K % 16 == 0), then shifts by bytes.
+// (Two 16-byte loads and register selects instead took the K-grouped B pre-kernel to 54 registers:
+// 4 blocks per SM instead of 5, ~8% slower.)
+__device__ __forceinline__ void load_window16(const uint8_t* src, int tc, int t0, int t1, uint32_t (&w)[4]) {
+  const int a0 = tc & ~3;
+  uint32_t y[5];
+#pragma unroll
+  for (int i = 0; i < 5; ++i) {
+    const int a = a0 + 4 * i;
+    y[i] = a < t1 && a + 4 > t0 ? __ldg(reinterpret_cast<const uint32_t*>(src + a)) : 0u;
+  }
+  const uint32_t sh8 = static_cast<uint32_t>(tc & 3) * 8u;
+#pragma unroll
+  for (int j = 0; j < 4; ++j) w[j] = mask_range(__funnelshift_r(y[j], y[j + 1], sh8), tc + 4 * j, t0, t1);
+}
+
 // K-grouped B (wgrad): thread i converts columns [64s, 64s + 64) of row `row` of the dequantized B,
-// i.e. the tokens tb + [0, 64) of the group g whose columns hold them (tb = (t0 & ~15) + 64s -
-// cols[g]); bytes outside the group's [t0, t1) are 0. A 16-byte chunk may straddle a 32-block
-// boundary of the group (blocks restart at t0): its bytes take the two blocks' scales by `sel`, as
-// the in-kernel path does for shifted ranges. The stage's lo / hi halves, indexed [4j + c].
+// i.e. the tokens tb + [0, 64) of the group g whose columns hold them (tb = t0 + 64s - cols[g]);
+// bytes outside the group's [t0, t1) are 0. Its chunks start 16q bytes after t0, so each lies in one
+// 32-block of the group (blocks restart at t0). The stage's lo / hi halves, indexed [4j + c].
 // The K-grouped workspace header (bprep_table_body): ends[G + 1], scale column bases colb[G + 1], first
 // columns in the dequantized B cols[G + 1] (cols[G]: the columns in use).
 __device__ __forceinline__ const int32_t* bprep_colb(const GemmSm90BPrepParams& p) { return p.table + (p.groups + 1); }
@@ -743,12 +774,12 @@ __device__ __forceinline__ void bprep_kgrouped_item(const GemmSm90BPrepParams& p
     if (__ldg(cols + mid) <= c0) g = mid; else top = mid - 1;
   }
   const int t0 = __ldg(ends + g), t1 = __ldg(ends + g + 1);
-  const int tb = (t0 & ~15) + (c0 - __ldg(cols + g));
+  const int tb = t0 + (c0 - __ldg(cols + g));
   const int kcg = static_cast<int>(layout::scale_cols(t1 - t0));
   const int cb = __ldg(colb + g);
   const uint8_t* src = p.b + row * p.k;
   auto code = [&](int kb) -> uint32_t {
-    if (kb < 0 || kb >= kcg) return kNoScale;
+    if (kb >= kcg) return kNoScale;  // (past the group: the chunk's bytes are 0)
     const int64_t col = cb + kb;
     return __ldg(p.b_scales + (p.swizzled ? layout::swizzled_offset(row, col, p.scale_ld) : row * p.scale_ld + col));
   };
@@ -756,28 +787,55 @@ __device__ __forceinline__ void bprep_kgrouped_item(const GemmSm90BPrepParams& p
   for (int c = 0; c < 4; ++c) {
     const int tc = tb + 16 * c;
     uint32_t w[4];
-    if (tc < t1 && tc + 16 > t0) {
+    if (tc >= t1) {
+      w[0] = w[1] = w[2] = w[3] = 0u;
+    } else if ((t0 & 15) == 0) {  // (uniform over a group) an aligned chunk
       const uint4 v = __ldg(reinterpret_cast<const uint4*>(src + tc));
       w[0] = mask_range(v.x, tc, t0, t1), w[1] = mask_range(v.y, tc + 4, t0, t1);
       w[2] = mask_range(v.z, tc + 8, t0, t1), w[3] = mask_range(v.w, tc + 12, t0, t1);
     } else {
-      w[0] = w[1] = w[2] = w[3] = 0u;
+      load_window16(src, tc, t0, t1, w);
     }
-    const int rel = tc - t0;
-    const int kb_lo = rel >= 0 ? rel >> 5 : -1;  // bytes before t0 are 0: any scale (none) does
-    const int bnd = 32 * (kb_lo + 1) - rel;       // bytes >= bnd belong to block kb_lo + 1
-    const uint32_t e_lo = code(kb_lo), e_hi = bnd < 16 ? code(kb_lo + 1) : kNoScale;
+    const uint32_t e = code((tc - t0) >> 5);
     const uint32_t spec = special_bits<BK>(w[0]) | special_bits<BK>(w[1]) | special_bits<BK>(w[2]) |
                           special_bits<BK>(w[3]);
-    const bool slow = code_slow<BK>(e_lo) || code_slow<BK>(e_hi) || (spec & 0x80808080u) != 0;
+    const bool slow = code_slow<BK>(e) || (spec & 0x80808080u) != 0;
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-      uint32_t sel = 0;
-#pragma unroll
-      for (int b = 0; b < 4; ++b) sel |= (4 * j + b >= bnd ? 1u : 0u) << b;
-      if (slow) cvt_exact_sel<BK>(w[j], code_exact(e_lo), code_exact(e_hi), sel, lo[4 * j + c], hi[4 * j + c]);
-      else cvt_fast_sel<BK>(w[j], code_mult<BK>(e_lo), code_mult<BK>(e_hi), sel, lo[4 * j + c], hi[4 * j + c]);
+      if (slow) cvt_exact<BK>(w[j], code_exact(e), lo[4 * j + c], hi[4 * j + c]);
+      else cvt_fast<BK>(w[j], code_mult<BK>(e) * 0x00010001u, lo[4 * j + c], hi[4 * j + c]);
     }
+  }
+}
+
+// K-grouped A copy (mxq_gemm_sm90_arelayout_kgrouped, after the group table): block (x, g) copies,
+// if group g's first token t0 is not 16-byte aligned, its rows' tokens [t0, t1) to a_out's columns
+// cols[g] + [0, width) (zeros past t1), 16-byte units in a grid-stride loop over the X blocks of the
+// group; the blocks of aligned or empty groups return at once (the main kernel reads those from A).
+__device__ __forceinline__ void arelayout_body(const GemmSm90BPrepParams& p) {
+  const int g = static_cast<int>(blockIdx.y);
+  const int32_t* ends = p.table;
+  const int32_t* cols = bprep_cols(p);
+  const int t0 = __ldg(ends + g), t1 = __ldg(ends + g + 1);
+  if ((t0 & 15) == 0 || t1 <= t0) return;
+  const int c0 = __ldg(cols + g);
+  const uint32_t upr = static_cast<uint32_t>(__ldg(cols + g + 1) - c0) / 16u;  // units per row
+  const uint64_t total = static_cast<uint64_t>(p.a_rows) * upr;
+  const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
+  for (uint64_t u = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; u < total; u += stride) {
+    uint64_t row;
+    uint32_t c;
+    if (total <= 0xFFFFFFFFull) {  // 32-bit division where it fits
+      row = static_cast<uint32_t>(u) / upr;
+      c = static_cast<uint32_t>(u) - static_cast<uint32_t>(row) * upr;
+    } else {
+      row = u / upr;
+      c = static_cast<uint32_t>(u - row * upr);
+    }
+    const int tc = t0 + 16 * static_cast<int>(c);
+    uint32_t w[4] = {0u, 0u, 0u, 0u};
+    if (tc < t1) load_window16(p.a + row * p.k, tc, t0, t1, w);
+    *reinterpret_cast<uint4*>(p.a_out + row * p.kp + c0 + 16 * c) = make_uint4(w[0], w[1], w[2], w[3]);
   }
 }
 
@@ -832,6 +890,7 @@ __device__ __forceinline__ void bprep_mgrouped_item(const GemmSm90BPrepParams& p
 template <Fp8Kind BK, bool kKGrouped>
 __device__ __forceinline__ void bprep_staged_body(const GemmSm90BPrepParams& p) {
   constexpr int kT = kGemmSm90BPrepThreads;
+
   __shared__ uint4 staged[kT * 8];
   // K-grouped: items at or past the last group's columns (cols[G]; the row bound leaves room for any
   // split, ~27% of it at wgrad E128) are read by no tile: not stored.
@@ -879,8 +938,8 @@ __device__ __forceinline__ void bprep_staged_body(const GemmSm90BPrepParams& p) 
 }
 
 // The K-grouped workspace header (one block): the group table exactly as the GEMM kernel builds it
-// (clamped ends, scale column bases), and each group's first column in the dequantized B, the
-// exclusive scan of round_up((t0 & 15) + len, 128), the columns its even stage count covers.
+// (clamped ends, scale column bases), and each group's first column in the dequantized B (and A's
+// copy), the exclusive scan of round_up(len, 128), the columns its even stage count covers.
 __device__ __forceinline__ void bprep_table_body(const GemmSm90Params& p, int32_t* out) {
   constexpr int kT = kGemmSm90BPrepTableThreads;
   extern __shared__ int bp_table[];
@@ -891,7 +950,7 @@ __device__ __forceinline__ void bprep_table_body(const GemmSm90Params& p, int32_
   const int g0 = min(G, tid * chunk), g1 = min(G, g0 + chunk);
   auto width = [&](int g) {
     const int len = ts.ends[g + 1] - ts.ends[g];
-    return (((ts.ends[g] & 15) + len + 2 * kBK - 1) / (2 * kBK)) * (2 * kBK);
+    return ((len + 2 * kBK - 1) / (2 * kBK)) * (2 * kBK);
   };
   int mine = 0;
   for (int g = g0; g < g1; ++g) mine += width(g);
@@ -939,8 +998,10 @@ __device__ __forceinline__ void bprep_table_body(const GemmSm90Params& p, int32_
       mxq_gemm_sm90_bprep_##B(const __grid_constant__ mxq::GemmSm90BPrepParams p) {        \
     mxq::sm90gemm::tmapath::bprep_staged_body<mxq::ptx::Fp8Kind::BK, false>(p);             \
   }
+// (K-grouped: 5 blocks per SM, i.e. <= 48 registers, as the M-grouped form; the unaligned-window
+// loads took it to 54 and 4 blocks, ~8% slower at wgrad E8.)
 #define MXQ_GEMM_SM90_BPREP_KG_ENTRY(B, BK)                                                   \
-  extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90BPrepThreads)                    \
+  extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90BPrepThreads, 5)                 \
       mxq_gemm_sm90_bprep_##B##_kgrouped(const __grid_constant__ mxq::GemmSm90BPrepParams p) { \
     mxq::sm90gemm::tmapath::bprep_staged_body<mxq::ptx::Fp8Kind::BK, true>(p);                     \
   }
@@ -948,6 +1009,13 @@ MXQ_GEMM_SM90_BPREP_ENTRY(e4m3, E4M3)
 MXQ_GEMM_SM90_BPREP_ENTRY(e5m2, E5M2)
 MXQ_GEMM_SM90_BPREP_KG_ENTRY(e4m3, E4M3)
 MXQ_GEMM_SM90_BPREP_KG_ENTRY(e5m2, E5M2)
+// mxq_gemm_sm90_arelayout_kgrouped: the K-grouped plans' copy of A (FP8, any format) for the groups
+// whose first token is not 16-byte aligned, after the group table (arelayout_body).
+extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90ARelayoutThreads)
+    mxq_gemm_sm90_arelayout_kgrouped(const __grid_constant__ mxq::GemmSm90BPrepParams p) {
+  mxq::sm90gemm::tmapath::arelayout_body(p);
+}
+
 // mxq_gemm_sm90_bprep_table: the K-grouped pre-kernels' group table (one block).
 extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90BPrepTableThreads)
     mxq_gemm_sm90_bprep_table(const __grid_constant__ mxq::GemmSm90Params p, int32_t* out) {

@@ -101,12 +101,15 @@ constexpr int64_t gemm_sm90_tma_bp_smem_bytes(int64_t groups_in_table) {
          2 * 4 * (groups_in_table + 1);
 }
 // Workspace row length (bf16 elements) of the dequantized B. M-grouped / dense: K rounded up to the
-// 64-wide stage. K-grouped: group g's tokens [t0, t1) sit at columns cols[g] + (t - (t0 & ~15)), so
-// its stages line up with A's 16-byte-aligned boxes, and each group spans a whole number of stage
-// pairs (the kernel runs an even stage count; every column no token of the group maps to is 0).
+// 64-wide stage. K-grouped: group g's tokens [t0, t1) sit at columns cols[g] + (t - t0), so its
+// 64-wide stages and its 32-blocks (which restart at t0) line up, and each group spans a whole number
+// of stage pairs (the kernel runs an even stage count; every column no token of the group maps to is
+// 0). A's rows of the groups whose t0 is not a multiple of 16 (TMA's innermost box coordinate must be
+// 16-byte aligned) are copied by the same column map into an FP8 workspace [M, kp] after the bf16 B
+// (gemm_sm90_arelayout_bytes), so every tile reads whole 32-blocks per stage.
 constexpr int64_t gemm_sm90_bprep_row(int64_t k) { return (k + kGemmSm90TmaTileK - 1) / kGemmSm90TmaTileK * kGemmSm90TmaTileK; }
-// (A group takes round_up((t0 & 15) + len, 128) <= len + 142 columns; the bound keeps rows a whole
-// number of 64-wide stages, which also keeps them 16-byte aligned for TMA and the pre-kernel's stores.)
+// (A group takes round_up(len, 128) <= len + 127 columns; the bound keeps rows a whole number of
+// 64-wide stages, which also keeps them 16-byte aligned for TMA and the pre-kernels' stores.)
 constexpr int64_t gemm_sm90_bprep_row_kgrouped(int64_t tokens, int64_t groups) {
   return (tokens + 2 * kGemmSm90TmaTileK - 1) / (2 * kGemmSm90TmaTileK) * (2 * kGemmSm90TmaTileK) +
          groups * 3 * kGemmSm90TmaTileK;
@@ -114,6 +117,10 @@ constexpr int64_t gemm_sm90_bprep_row_kgrouped(int64_t tokens, int64_t groups) {
 // K-grouped workspace header: int32 ends[G+1] (clamped as the kernels clamp them), scale column
 // bases[G+1], cols[G+1], then the bf16 rows 256-byte aligned.
 constexpr int64_t gemm_sm90_bprep_header_bytes(int64_t groups) { return (12 * (groups + 1) + 255) / 256 * 256; }
+// K-grouped: the FP8 copy of A [M, kp] by the column map above (after the bf16 B, 256-byte aligned).
+constexpr int64_t gemm_sm90_arelayout_bytes(int64_t m, int64_t kp) { return (m * kp + 255) / 256 * 256; }
+constexpr int kGemmSm90ARelayoutThreads = 256;
+constexpr int kGemmSm90ARelayoutBlocksPerSm = 8;  // the copy's grid: about this many blocks per SM, over all groups
 
 // Parameters of the B pre-kernels: one thread per (row, 64-wide K stage) of the dequantized B.
 struct GemmSm90BPrepParams {
@@ -127,6 +134,12 @@ struct GemmSm90BPrepParams {
   int64_t items;            // rows * (kp / 64)
   int32_t swizzled;
   int32_t groups;           // K-grouped: G
+  // K-grouped A copy (mxq_gemm_sm90_arelayout_kgrouped, one block row per group): A [a_rows, k] FP8
+  // -> a_out [a_rows, kp]; groups with 16-byte aligned t0 are not written (the main kernel reads
+  // those groups from A).
+  const uint8_t* a;
+  uint8_t* a_out;
+  int64_t a_rows;
 };
 constexpr int kGemmSm90BPrepThreads = 256;
 constexpr int kGemmSm90BPrepTableThreads = 256;
@@ -207,6 +220,7 @@ struct alignas(64) GemmSm90TmaParams {
   GemmSm90Params g;
   alignas(64) uint8_t tmap_d[128];  // store_tma: D as 3D [groups, M, N] (M-grouped / dense: [1, rows_total, N]), boxes of 128 bytes x 64 rows, 128-byte swizzle
   int32_t store_tma;  // the epilogue stages tiles in shared memory for TMA stores (K-grouped with B converted in the kernel; the _bpre_tma instances)
+  alignas(64) uint8_t tmap_a2[128];  // K-grouped with B dequantized ahead: A's FP8 copy [M, kp] (same boxes as tmap_a)
 };
 // The TMA-store epilogue's staging box: 64 rows x 128 bytes (fp32: 32 columns, bf16: 64), 128-byte
 // swizzled. Each math warpgroup stages its 64 x 256 block in half of the bf16 slots (6 boxes).

@@ -123,11 +123,16 @@ bool use_bp_store(const GemmDesc& d, int64_t smem_optin) {
 int64_t bprep_row(const GemmDesc& d) {
   return grouped_k(d) ? gemm_sm90_bprep_row_kgrouped(d.k, d.num_groups) : gemm_sm90_bprep_row(d.k);
 }
-// Workspace of the dequantized B: (K-grouped: the group-table header, then) [rows, bprep_row] bf16.
-size_t bprep_bytes(const GemmDesc& d) {
+// Workspace of the dequantized B: (K-grouped: the group-table header, then) [rows, bprep_row] bf16
+// (K-grouped: then, 256-byte aligned, A's FP8 copy [M, bprep_row] for the groups that start unaligned).
+int64_t bprep_b_bytes(const GemmDesc& d) {
   const int64_t rows = grouped_k(d) ? d.n : kernel_groups(d) * d.n;
-  const int64_t header = grouped_k(d) ? gemm_sm90_bprep_header_bytes(d.num_groups) : 0;
-  return static_cast<size_t>(header + rows * bprep_row(d) * 2);
+  return (rows * bprep_row(d) * 2 + 255) / 256 * 256;
+}
+size_t bprep_bytes(const GemmDesc& d) {
+  if (!grouped_k(d)) return static_cast<size_t>(bprep_b_bytes(d));
+  return static_cast<size_t>(gemm_sm90_bprep_header_bytes(d.num_groups) + bprep_b_bytes(d) +
+                             gemm_sm90_arelayout_bytes(d.m, bprep_row(d)));
 }
 
 // The TMA BF16-path kernel: the BF16 path's plans whose coordinates fit TMA's int32 box origins.
@@ -287,7 +292,11 @@ class GemmSm90 final : public OpImpl {
           fmt::format("mxq_gemm_sm90_bprep_{}{}", fp8_tag(d.b_dtype), grouped_k(d) ? "_kgrouped" : "");
       fn_prep_ = dev.kernel(pname.c_str());
       kname_ += " + " + pname;
-      if (grouped_k(d)) fn_table_ = dev.kernel("mxq_gemm_sm90_bprep_table");
+      if (grouped_k(d)) {
+        fn_table_ = dev.kernel("mxq_gemm_sm90_bprep_table");
+        fn_acopy_ = dev.kernel("mxq_gemm_sm90_arelayout_kgrouped");
+        kname_ += " + mxq_gemm_sm90_arelayout_kgrouped";
+      }
     }
     const bool swz = d.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
     base_ = sm90_base_params(d, kernel_groups(d));
@@ -328,6 +337,9 @@ class GemmSm90 final : public OpImpl {
       prep_.items = (grouped_k(d) ? d.n : kernel_groups(d) * d.n) * (prep_.kp / kGemmSm90TmaTileK);
       prep_.swizzled = swz;
       prep_.groups = static_cast<int32_t>(grouped_k(d) ? d.num_groups : 0);
+      if (grouped_k(d)) {
+        prep_.a_rows = d.m;
+      }
     }
   }
 
@@ -434,6 +446,19 @@ class GemmSm90 final : public OpImpl {
           void* tparams[] = {&p, &header};
           dev_.launch(fn_table_, tg, tb, static_cast<size_t>(8 * (d_.num_groups + 1)), stream, tparams,
                       "grouped GEMM B pre-kernel group table");
+          // A's copy for the groups whose first token is not 16-byte aligned (by the table's columns).
+          pp.a = p.a;
+          pp.a_out = static_cast<uint8_t*>(workspace) + gemm_sm90_bprep_header_bytes(d_.num_groups) + bprep_b_bytes(d_);
+          // Blocks (x, g): about kGemmSm90ARelayoutBlocksPerSm per SM over all groups.
+          Dim3 ag, ab;
+          ab.x = kGemmSm90ARelayoutThreads;
+          ag.x = static_cast<unsigned>(std::max<int64_t>(
+              1, layout::ceil_div(int64_t(dev_.sm_count()) * kGemmSm90ARelayoutBlocksPerSm, d_.num_groups)));
+          ag.y = static_cast<unsigned>(d_.num_groups);
+          void* aparams[] = {&pp};
+          dev_.launch(fn_acopy_, ag, ab, 0, stream, aparams, "grouped GEMM K-grouped A copy");
+          encode_tma_2d(tp.tmap_a2, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, pp.a_out, prep_.kp, a_rows, kGemmSm90TmaTileK,
+                        kGemmSm90TileM, CU_TENSOR_MAP_SWIZZLE_64B, "grouped GEMM A copy");
         }
         Dim3 pg, pb;
         pb.x = kGemmSm90BPrepThreads;
@@ -504,6 +529,7 @@ class GemmSm90 final : public OpImpl {
   CUfunction fn_direct_ = nullptr;  // bp_store_: the `[_kgrouped]_bpre` instance, for a D not 16-byte aligned
   std::string fn_direct_name_;
   CUfunction fn_table_ = nullptr;
+  CUfunction fn_acopy_ = nullptr;  // K-grouped B-ahead plans: A's copy (mxq_gemm_sm90_arelayout_kgrouped)
   bool bprep_ = false;
   bool bp_store_ = false;  // B dequantized ahead, D stored by TMA from the kernel's own staging
   bool store_tma_ = false;  // the TMA-store epilogue, when D is 16-byte aligned at Execute
