@@ -337,9 +337,7 @@ class GemmSm90 final : public OpImpl {
       prep_.items = (grouped_k(d) ? d.n : kernel_groups(d) * d.n) * (prep_.kp / kGemmSm90TmaTileK);
       prep_.swizzled = swz;
       prep_.groups = static_cast<int32_t>(grouped_k(d) ? d.num_groups : 0);
-      if (grouped_k(d)) {
-        prep_.a_rows = d.m;
-      }
+      prep_.a_rows = grouped_k(d) ? d.m : 0;  // K-grouped: A's copy
     }
   }
 
@@ -449,7 +447,10 @@ class GemmSm90 final : public OpImpl {
           // A's copy for the groups whose first token is not 16-byte aligned (by the table's columns).
           pp.a = p.a;
           pp.a_out = static_cast<uint8_t*>(workspace) + gemm_sm90_bprep_header_bytes(d_.num_groups) + bprep_b_bytes(d_);
-          // Blocks (x, g): about kGemmSm90ARelayoutBlocksPerSm per SM over all groups.
+          // Blocks (x, g): about kGemmSm90ARelayoutBlocksPerSm per SM over all groups. (G is far below
+          // the grid's 65535 rows here: the kernel's shared-memory group table bounds it.)
+          MXQ_REQUIRE(d_.num_groups <= 65535, MXQ_STATUS_INTERNAL_ERROR,
+                      "grouped GEMM: {} groups exceed the K-grouped A copy's grid", d_.num_groups);
           Dim3 ag, ab;
           ab.x = kGemmSm90ARelayoutThreads;
           ag.x = static_cast<unsigned>(std::max<int64_t>(
