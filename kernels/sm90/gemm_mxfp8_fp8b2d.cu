@@ -22,7 +22,9 @@
 //     32-row block of B: the 32x32 contract) as one word per row (swizzled: the row's aligned word in
 //     the 128x4 tile; LINEAR: 4 bytes), takes B's 4 block scales from lanes 0..3 by shuffles and, once
 //     the stage is free, stores the fp32 products sa * sb[nb] as [k32][row][nb] (a float4 per row),
-//     then arrives on `full` (32 arrivals). Rows outside the tile's group or N, and 32-blocks past K,
+//     then arrives on `full` (32 arrivals). The TMA thread and the scale warps wait for free stages
+//     with a suspend-time hint (mbar_wait_suspend): retried at once, those waits took ~14% of the
+//     issued instructions, on the sub-partitions of the math warps (ncu, 2026-11-23). Rows outside the tile's group or N, and 32-blocks past K,
 //     get 0: no scale outside the tensors is read, padding scales (NaN) are never used. (This form,
 //     measured 2026-11-23: fprop E8 600-608 TFLOP/s; the byte-per-lane form before it 447-473 in
 //     earlier runs: docs/PERFORMANCE.md, "Twelfth session (helper gemm16)".)
@@ -30,6 +32,9 @@
 //     step q into partial q % 2, wait until only it is in flight, promote step q - 1 from the other
 //     partial (2 LDS.128 of products, 64 FFMA per thread), so the tensor cores run step q while step
 //     q - 1 is promoted; a stage is released (256 arrivals on `empty`) once its last step is promoted.
+//     The products are loaded before the wgmma wait: loaded after it, their latency stalled the first
+//     FFMA of every step (13% of the warp samples). Both changes: fprop E8 / E32 / E128 +4-11% /
+//     +12-13% / +7-9% (docs/PERFORMANCE.md, "Fourteenth session").
 // Persistent CTAs walk the tile space of gemm_tiles.cuh (group table from the device-side group
 // ends: any group size, empty groups, no host synchronization). Rows of a tile past its group's end
 // are loaded (TMA, the next group's rows or zero fill past the tensor) and computed but never stored;
@@ -105,7 +110,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
         const int32_t brow = static_cast<int32_t>(static_cast<int64_t>(ti.group) * N + ti.n0);
         for (int kt = 0; kt < nk; ++kt, ++it) {
           const uint32_t s = it % kStages, round = it / kStages;
-          ptx::mbar_wait(&empty[s], (round & 1) ^ 1);
+          ptx::mbar_wait_suspend(&empty[s], (round & 1) ^ 1);
           ptx::mbar_arrive_expect_tx(&full[s], kStageBytes);
           uint8_t* st = smem + s * kStageBytes;
           ptx::tma_load_2d(ptx::smem_addr(st), tp.tmap_a, kt * kBK, arow, &full[s]);
@@ -156,7 +161,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
         for (int i = 0; i < 4; ++i) aw[i] = 32 * i < a_rows ? word(a_base + (swz ? int64_t(i) * 4 : int64_t(32 * i) * ld)) : 0u;
         const uint32_t bw = b_valid ? word(b_base) : 0u;
         const uint32_t sit = it0 + kt, s = sit % kStages, round = sit / kStages;
-        ptx::mbar_wait(&empty[s], (round & 1) ^ 1);
+        ptx::mbar_wait_suspend(&empty[s], (round & 1) ^ 1);
         float* dst = sprod + s * kScaleFloats + lane * kNb;
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
@@ -201,9 +206,9 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
       ptx::wgmma_commit();
     };
     // acc += d * (sa * sb): this thread's rows r0 and r0 + 8, columns 8c + c0 (+1) lie in block c / 4.
-    auto promote = [&](const float(&d)[64], const float* prod) {
-      const float4 s0 = *reinterpret_cast<const float4*>(prod + r0 * kNb);
-      const float4 s1 = *reinterpret_cast<const float4*>(prod + (r0 + 8) * kNb);
+    // The products are read before the wgmma wait (their stage's `full` was awaited before its
+    // wgmma was issued), so the shared-memory latency is not paid after the wait.
+    auto promote = [&](const float(&d)[64], const float4 s0, const float4 s1) {
       const float a0[4] = {s0.x, s0.y, s0.z, s0.w}, a1[4] = {s1.x, s1.y, s1.z, s1.w};
 #pragma unroll
       for (int c = 0; c < 16; ++c) {
@@ -231,18 +236,24 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
         const uint32_t a_addr = base + s * kStageBytes + 32 * jj;
         issue(part[q & 1], a_addr, a_addr - cw * 64 * kBK + kABytes);
         if (q > 0) {
-          ptx::wgmma_wait<1>();
-          ptx::fence_acc(part[(q - 1) & 1]);
           const int pu = (q - 1) / 4, pj = (q - 1) % 4;
           const uint32_t ps = (it + pu) % kStages;
-          promote(part[(q - 1) & 1], sprod + ps * kScaleFloats + pj * (kBM * kNb));
+          const float* prod = sprod + ps * kScaleFloats + pj * (kBM * kNb);
+          const float4 s0 = *reinterpret_cast<const float4*>(prod + r0 * kNb);
+          const float4 s1 = *reinterpret_cast<const float4*>(prod + (r0 + 8) * kNb);
+          ptx::wgmma_wait<1>();
+          ptx::fence_acc(part[(q - 1) & 1]);
+          promote(part[(q - 1) & 1], s0, s1);
           if (pj == 3) ptx::mbar_arrive(&empty[ps]);  // its wgmmas are done, its products read
         }
       }
+      const uint32_t ls = (it + U - 1) % kStages;
+      const float* lprod = sprod + ls * kScaleFloats + 3 * (kBM * kNb);
+      const float4 l0 = *reinterpret_cast<const float4*>(lprod + r0 * kNb);
+      const float4 l1 = *reinterpret_cast<const float4*>(lprod + (r0 + 8) * kNb);
       ptx::wgmma_wait<0>();
       ptx::fence_acc(part[(4 * U - 1) & 1]);
-      const uint32_t ls = (it + U - 1) % kStages;
-      promote(part[(4 * U - 1) & 1], sprod + ls * kScaleFloats + 3 * (kBM * kNb));
+      promote(part[(4 * U - 1) & 1], l0, l1);
       ptx::mbar_arrive(&empty[ls]);
       it += U;
     };
