@@ -897,7 +897,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   // done once the dS^T barrier of the step is passed; the reducer's arrival completes the stage's
   // release. D = 64: two tiles per warpgroup; the one of step it - 2 must have been read (dq_empty).
   // (Per-thread red.global.add.v2.f32 of the same data cost ~1.1 ms of 4.7 at B2 H32 S4096 D128.)
-  [[maybe_unused]] auto dq_stage = [&](int64_t it, float (&acc)[32]) {
+  [[maybe_unused]] auto dq_store = [&](int64_t it, float (&acc)[32]) {
     const int buf = static_cast<int>(it & 1);
     uint8_t* stg = stg_tile(buf, wg);
     if constexpr (!kDsInStage) ptx::mbar_wait(&dq_empty[buf * 2 + wg], static_cast<uint32_t>((it >> 1) & 1) ^ 1u);
@@ -905,8 +905,14 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     for (int j = 0; j < 8; ++j)
       *reinterpret_cast<float4*>(stg + ((w * 8 + j) * 32 + l) * 16) =
           make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
+  };
+  [[maybe_unused]] auto dq_hand = [&](int64_t it) {
     ptx::fence_proxy_async_shared();  // generic stores -> the bulk copy's reads
-    ptx::mbar_arrive(&dq_full[buf * 2 + wg]);
+    ptx::mbar_arrive(&dq_full[static_cast<int>(it & 1) * 2 + wg]);
+  };
+  [[maybe_unused]] auto dq_stage = [&](int64_t it, float (&acc)[32]) {
+    dq_store(it, acc);
+    dq_hand(it);
   };
   auto back = [&](int64_t it, const Pos& pc, const Pos& pn, auto next_tag) {  // pc, pn: positions of steps it, it+1
     constexpr bool kNext = decltype(next_tag)::value;
@@ -945,10 +951,22 @@ __device__ __forceinline__ void dkv_body(const P& p) {
           ptx::wgmma_wait<1>();  // dQ done
         }
         ptx::fence_acc(dq);
-        dq_stage(it, dq);
-        ptx::mbar_arrive(&empty[it & 1]);  // D = 128: the reducer's arrival completes the release
-        if constexpr (!kEarlyDp) issue_dp(it + 1);
-        front(pn, ldn);
+        if constexpr (kEarlyDp) {
+          // D = 64 (own staging tiles): handed over after step it+1's front, whose proxy fence
+          // then finds the stores drained.
+          dq_store(it, dq);
+          ptx::mbar_arrive(&empty[it & 1]);
+          front(pn, ldn);
+          dq_hand(it);
+        } else {
+          // D = 128: dP^T of step it+1 goes out between the staging stores and their proxy fence,
+          // so the stores drain while the tensor cores have it (the fence waits for them).
+          dq_store(it, dq);
+          issue_dp(it + 1);
+          dq_hand(it);
+          ptx::mbar_arrive(&empty[it & 1]);  // the reducer's arrival completes the release
+          front(pn, ldn);
+        }
       } else {
         ptx::wgmma_wait<0>();
 #pragma unroll
