@@ -16,15 +16,20 @@ stage build 400 ninja -C "$MXQ_BUILD_DIR" mxq mxq_tests mxq_gpu_tests mxq_demo m
   mxq_bench_attention mxq_bench_attention_bwd
 # One file for all -Xptxas -v reports: $OUT returns at most 8 files.
 tar -C "$MXQ_BUILD_DIR/kernels" -czf "$out/ptxas.tgz" ptxas 2> /dev/null
-# GPU_CHECK_PART=1: build and the test suites; 2: compute-sanitizer and ./run.sh (the benchmarks),
-# reusing the build of part 1 on a still-warm machine; unset: everything (may exceed one call's limit).
+# GPU_CHECK_PART=1: build, the GPU suite and the GEMM kernels' other paths; 3: the quantizer's other
+# schedules, attention without turns, the unit tests, the Python bindings and racecheck on the
+# attention backward; 2: compute-sanitizer and ./run.sh (the benchmarks). Parts 2 and 3 reuse the build
+# of part 1 on a still-warm machine (else the build stage rebuilds, ~220 s on 16 cores); unset:
+# everything (more than one call's 600 s). On a fresh machine parts 1 and 3 together overran a call.
 part=${GPU_CHECK_PART:-all}
-if [[ $part != 2 ]]; then
+if [[ $part == 1 || $part == all ]]; then
   stage gpu_tests 300 "$MXQ_BUILD_DIR/tests/mxq_gpu_tests"
   # The cp.async BF16-path GEMM kernel, which takes the plans the default TMA kernel declines.
   stage gemm_fallback 200 env MXQ_GEMM_SM90_TMA=0 "$MXQ_BUILD_DIR/tests/mxq_gpu_tests" "[gemm]"
   # The TMA kernel with B dequantized ahead on every plan (by default only tall groups take it).
   stage gemm_bprep 200 env MXQ_GEMM_SM90_BPREP=1 "$MXQ_BUILD_DIR/tests/mxq_gpu_tests" "[gemm]"
+fi
+if [[ $part == 3 || $part == all ]]; then
   # The quantizer's other rowwise schedules: the register kernel on small tensors and the ring kernel
   # on large ones (MXQ_QUANT_RINGROW), both M-grouped schedules (MXQ_QUANT_MGROUPED), and the ring
   # kernel's counter tile order on every multi-tile plan (MXQ_QUANT_RING_ORDER; by default only from 16
@@ -46,8 +51,12 @@ if [[ $part != 2 ]]; then
   stage attn_nopp 120 env MXQ_ATTN_SM90_PINGPONG=0 "$MXQ_BUILD_DIR/tests/mxq_gpu_tests" "[attention]~[bwd]"
   stage unit_tests 120 "$MXQ_BUILD_DIR/tests/mxq_tests"
   stage python_gpu 90 env PYTHON=python3 bindings/python/test.sh
+  # Shared-memory hazards of the attention backward (its reducer thread, producer and math warps share
+  # staging tiles and stages through mbarriers and named barriers).
+  stage racecheck_bwd 240 compute-sanitizer --tool racecheck --error-exitcode 9 \
+    "$MXQ_BUILD_DIR/tests/mxq_gpu_tests" "[attention][bwd]"
 fi
-if [[ $part != 1 ]]; then
+if [[ $part == 2 || $part == all ]]; then
   stage sanitizer 240 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
     "$MXQ_BUILD_DIR/tests/mxq_gpu_tests" \
     "[dequantize]~[large],[swizzle],[backend]~[graph],[quantize][groups],[quantize][swiglu],[quantize][flat],[quantize][align],[attention],*edge group sizes*,*exact branch*,[decode],*M-grouped and dense*,*B_BLOCK_2D hint*"
