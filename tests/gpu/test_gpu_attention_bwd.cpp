@@ -617,6 +617,17 @@ TEST_CASE("gpu attention bwd: basic, head dims, layouts, scale layouts", "[gpu][
     c.sq = 129, c.skv = 1, c.d = 64;
     run_case(c, gpu, cpu);
   }
+  // The fused path stages each step's dQ tile and hands it to the reducer after other work (D = 128:
+  // behind the next step's dP^T; D = 64: behind the next step's front): 8 query heads on one KV head
+  // give 64 steps per KV block, whose staging tiles rotate many times, and 4 KV blocks add into every
+  // dQ row.
+  SECTION("many steps per KV block, dQ from 4 KV blocks") {
+    c.hq = 8, c.hkv = 1, c.sq = 512, c.skv = 512;
+    c.d = 64;
+    run_case(c, gpu, cpu);
+    c.d = 128;
+    run_case(c, gpu, cpu);
+  }
   SECTION("p_scale not a power of two") {
     c.sq = 100, c.skv = 150, c.p_scale = 300.0f;
     run_case(c, gpu, cpu);
