@@ -24,8 +24,9 @@
 //     the stage is free, stores the fp32 products sa * sb[nb] as [k32][row][nb] (a float4 per row),
 //     then arrives on `full` (32 arrivals). The TMA thread and the scale warps wait for free stages
 //     with a suspend-time hint (mbar_wait_suspend): retried at once, those waits took ~14% of the
-//     issued instructions, on the sub-partitions of the math warps (ncu, 2026-11-23). Rows outside the tile's group or N, and 32-blocks past K,
-//     get 0: no scale outside the tensors is read, padding scales (NaN) are never used. (This form,
+//     issued instructions, on the sub-partitions of the math warps (ncu, 2026-11-23). Rows outside
+//     the tile's group or N, and 32-blocks past K, get 0: no scale outside the tensors is read,
+//     padding scales (NaN) are never used. (This form,
 //     measured 2026-11-23: fprop E8 600-608 TFLOP/s; the byte-per-lane form before it 447-473 in
 //     earlier runs: docs/PERFORMANCE.md, "Twelfth session (helper gemm16)".)
 //   * Warpgroups 1 and 2 (rows 0..63 and 64..127 of the tile): for each k32 step q, issue the wgmma of
@@ -33,8 +34,8 @@
 //     partial (2 LDS.128 of products, 64 FFMA per thread), so the tensor cores run step q while step
 //     q - 1 is promoted; a stage is released (256 arrivals on `empty`) once its last step is promoted.
 //     The products are loaded before the wgmma wait: loaded after it, their latency stalled the first
-//     FFMA of every step (13% of the warp samples). Both changes: fprop E8 / E32 / E128 +4-11% /
-//     +12-13% / +7-9% (docs/PERFORMANCE.md, "Fourteenth session").
+//     FFMA of every step (13% of the warp samples). Both changes: fprop E32 / E128 +12-14% / +7-10%,
+//     E8 +0.5-13% (noisy) (docs/PERFORMANCE.md, "Fourteenth session" under Grouped GEMM).
 // Persistent CTAs walk the tile space of gemm_tiles.cuh (group table from the device-side group
 // ends: any group size, empty groups, no host synchronization). Rows of a tile past its group's end
 // are loaded (TMA, the next group's rows or zero fill past the tensor) and computed but never stored;
@@ -206,8 +207,14 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
       ptx::wgmma_commit();
     };
     // acc += d * (sa * sb): this thread's rows r0 and r0 + 8, columns 8c + c0 (+1) lie in block c / 4.
-    // The products are read before the wgmma wait (their stage's `full` was awaited before its
-    // wgmma was issued), so the shared-memory latency is not paid after the wait.
+    // The products of k32 step j of ring stage st for rows r0 and r0 + 8: read before the wgmma wait
+    // (the stage's `full` was awaited before its wgmma was issued), so the shared-memory latency is
+    // not paid after the wait.
+    auto load_prods = [&](uint32_t st, int j, float4& s0, float4& s1) {
+      const float* prod = sprod + st * kScaleFloats + j * (kBM * kNb);
+      s0 = *reinterpret_cast<const float4*>(prod + r0 * kNb);
+      s1 = *reinterpret_cast<const float4*>(prod + (r0 + 8) * kNb);
+    };
     auto promote = [&](const float(&d)[64], const float4 s0, const float4 s1) {
       const float a0[4] = {s0.x, s0.y, s0.z, s0.w}, a1[4] = {s1.x, s1.y, s1.z, s1.w};
 #pragma unroll
@@ -238,9 +245,8 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
         if (q > 0) {
           const int pu = (q - 1) / 4, pj = (q - 1) % 4;
           const uint32_t ps = (it + pu) % kStages;
-          const float* prod = sprod + ps * kScaleFloats + pj * (kBM * kNb);
-          const float4 s0 = *reinterpret_cast<const float4*>(prod + r0 * kNb);
-          const float4 s1 = *reinterpret_cast<const float4*>(prod + (r0 + 8) * kNb);
+          float4 s0, s1;
+          load_prods(ps, pj, s0, s1);
           ptx::wgmma_wait<1>();
           ptx::fence_acc(part[(q - 1) & 1]);
           promote(part[(q - 1) & 1], s0, s1);
@@ -248,9 +254,8 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
         }
       }
       const uint32_t ls = (it + U - 1) % kStages;
-      const float* lprod = sprod + ls * kScaleFloats + 3 * (kBM * kNb);
-      const float4 l0 = *reinterpret_cast<const float4*>(lprod + r0 * kNb);
-      const float4 l1 = *reinterpret_cast<const float4*>(lprod + (r0 + 8) * kNb);
+      float4 l0, l1;
+      load_prods(ls, 3, l0, l1);
       ptx::wgmma_wait<0>();
       ptx::fence_acc(part[(4 * U - 1) & 1]);
       promote(part[(4 * U - 1) & 1], l0, l1);
