@@ -28,30 +28,12 @@ namespace mxq {
 namespace dev {
 namespace quant {
 
-
-// One 16-byte chunk (8 16-bit elements, lanes 4k..4k+3 holding one 32-block) quantized rowwise, the
-// same operations as the ring's pass A: its FP8 codes in q, its NaN-ignoring amax in amax, and the
-// returned word holding the 4 scale bytes of the chunk's half-warp (128 consecutive elements of a row)
-// in lanes 0 and 16. Every lane of the warp must call it (shuffles).
+// One 16-byte chunk quantized rowwise (quantize_chunk16_e, quant_kernels.cuh, the same operations as
+// the ring's pass A), the returned word holding the 4 scale bytes of the chunk's half-warp (128
+// consecutive elements of a row) in lanes 0 and 16. Every lane of the warp must call it (shuffles).
 template <In I, Fp8 F, bool kProp>
 __device__ __forceinline__ uint32_t quantize_chunk16(const uint4& v, const ExpRule& er, uint2& q, float& amax) {
-  using Raw = RawChunk<I, false>;
-  Raw rc;
-  rc.g[0] = v.x;
-  rc.g[1] = v.y;
-  rc.g[2] = v.z;
-  rc.g[3] = v.w;
-  float val[kChunk];
-  uint32_t bits[Raw::kWords];
-  chunk_values<I, false>(rc, val, bits);
-  float pmax;
-  chunk_max<kProp>(val, amax, pmax);
-  float bmax = amax;
-  quad_max<kProp>(bmax, pmax);
-  const uint32_t e = block_exponent_bf<kProp>(bmax, pmax, er);
-  const float inv = scale_inverse_bf<kProp>(e);
-  q.x = quantize4_bf<F>(val[0], val[1], val[2], val[3], inv);
-  q.y = quantize4_bf<F>(val[4], val[5], val[6], val[7], inv);
+  const uint32_t e = quantize_chunk16_e<I, F, kProp>(v, er, q, amax);
   uint32_t s = e;
   s |= __shfl_down_sync(0xFFFFFFFFu, e, 4) << 8;
   s |= __shfl_down_sync(0xFFFFFFFFu, e, 8) << 16;

@@ -194,6 +194,35 @@ __device__ __forceinline__ void quad_max(float& amax, float& pmax) {
   }
 }
 
+// One 16-byte chunk (8 16-bit elements, lanes 4k..4k+3 holding one 32-block) quantized rowwise: its
+// FP8 codes in q, the chunk's own NaN-ignoring amax (before the 32-block's reduction) in amax, and the
+// 32-block's scale exponent returned. The ring's pass A and the flat and band kernels (quant_flat.cuh)
+// run it; every lane of the warp must call it (shuffles). kFold: amax is also folded into amax_all,
+// before the 32-block's shuffles (the ring's place for it; its measured PTX has it there).
+template <In I, Fp8 F, bool kProp, bool kFold = false>
+__device__ __forceinline__ uint32_t quantize_chunk16_e(const uint4& v, const ExpRule& er, uint2& q, float& amax,
+                                                       float* amax_all = nullptr) {
+  using Raw = RawChunk<I, false>;
+  Raw rc;
+  rc.g[0] = v.x;
+  rc.g[1] = v.y;
+  rc.g[2] = v.z;
+  rc.g[3] = v.w;
+  float val[kChunk];
+  uint32_t bits[Raw::kWords];
+  chunk_values<I, false>(rc, val, bits);
+  float pmax;
+  chunk_max<kProp>(val, amax, pmax);
+  if constexpr (kFold) *amax_all = fmaxf(*amax_all, amax);
+  float bmax = amax;
+  quad_max<kProp>(bmax, pmax);
+  const uint32_t e = block_exponent_bf<kProp>(bmax, pmax, er);
+  const float inv = scale_inverse_bf<kProp>(e);
+  q.x = quantize4_bf<F>(val[0], val[1], val[2], val[3], inv);
+  q.y = quantize4_bf<F>(val[4], val[5], val[6], val[7], inv);
+  return e;
+}
+
 template <Fp8 F>
 __device__ __forceinline__ void quantize8(const float* v, float inv, uint32_t& q0, uint32_t& q1) {
   q0 = quantize4<F>(v[0], v[1], v[2], v[3], inv);

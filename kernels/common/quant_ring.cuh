@@ -85,7 +85,6 @@ __device__ __forceinline__ void ring_issue(const QuantizeParams& p, const QuantT
 template <In I, Fp8 F, bool kProp, bool kAmax>
 __device__ __forceinline__ void ring_rowwise(const QuantizeParams& p, const QuantTile& t, const uint8_t* stage,
                                              uint8_t* s_rs, const ExpRule& er, float& amax_all) {
-  using Raw = RawChunk<I, false>;
   const int tid = threadIdx.x;
   const int chunk = tid & (kChunksPerRow - 1);
   const int cl = chunk * kChunk;
@@ -95,24 +94,11 @@ __device__ __forceinline__ void ring_rowwise(const QuantizeParams& p, const Quan
   for (int i = 0; i < kPasses; ++i) {
     const int rl = i * kRowsPerPass + (tid >> 4);
     const bool live = rl < t.nrows && nvalid > 0;
-    const uint4 q = *reinterpret_cast<const uint4*>(stage + rl * kRingRowBytes + cl * 2);
-    Raw rc;
-    rc.g[0] = q.x;
-    rc.g[1] = q.y;
-    rc.g[2] = q.z;
-    rc.g[3] = q.w;
-    float v[kChunk];
-    uint32_t bits[Raw::kWords];
-    chunk_values<I, false>(rc, v, bits);
-    float amax, pmax;
-    chunk_max<kProp>(v, amax, pmax);
-    if constexpr (kAmax) amax_all = fmaxf(amax_all, amax);
-    quad_max<kProp>(amax, pmax);
-    const uint32_t e = block_exponent_bf<kProp>(amax, pmax, er);
-    const float inv = scale_inverse_bf<kProp>(e);
-    const uint32_t q0 = quantize4_bf<F>(v[0], v[1], v[2], v[3], inv);
-    const uint32_t q1 = quantize4_bf<F>(v[4], v[5], v[6], v[7], inv);
-    if (live) store_fp8x8(ob + rl * p.cols, q0, q1, nvalid);
+    const uint4 x = *reinterpret_cast<const uint4*>(stage + rl * kRingRowBytes + cl * 2);
+    uint2 q;
+    float amax;
+    const uint32_t e = quantize_chunk16_e<I, F, kProp, kAmax>(x, er, q, amax, &amax_all);
+    if (live) store_fp8x8(ob + rl * p.cols, q.x, q.y, nvalid);
     if ((chunk & 3) == 0) s_rs[local_scale(rl, chunk >> 2)] = static_cast<uint8_t>(live ? e : 0u);
   }
 }
