@@ -730,8 +730,7 @@ __device__ __forceinline__ bool bprep_item(const GemmSm90BPrepParams& p, int64_t
 // Bytes [tc, tc + 16) of a row (`src`: its first byte, 16-byte aligned) as four words, those outside
 // [t0, t1) zero; tc need not be aligned. Reads the five 4-byte words around the window, only those
 // holding bytes of [t0, t1) (so never past the row: t1 <= K, K % 16 == 0), then shifts by bytes.
-// (Two 16-byte loads and register selects instead took the K-grouped B pre-kernel to 54 registers:
-// 4 blocks per SM instead of 5, ~8% slower.)
+// (The K-grouped A copy's chunks; the K-grouped B pre-kernel loads one window per 64-byte item instead.)
 __device__ __forceinline__ void load_window16(const uint8_t* src, int tc, int t0, int t1, uint32_t (&w)[4]) {
   const int a0 = tc & ~3;
   uint32_t y[5];
@@ -756,10 +755,19 @@ __device__ __forceinline__ const int32_t* bprep_cols(const GemmSm90BPrepParams& 
   return p.table + 2 * (p.groups + 1);
 }
 
-// The words go out chunk by chunk through emit(k, lo_word, hi_word) for k = 4j + c, so that the
-// caller can store them at once (holding all 32 until the end spilled at the 48 registers of 5 blocks
-// per SM: ncu, wgrad E8, 2.4 M local-memory requests, 65% of DRAM bandwidth). Items at or past the
-// last group's columns emit nothing (the caller does not store them).
+// The words go out by word index through emit(j, lo[4], hi[4]) (word j of chunks 0..3: one staged
+// 16-byte unit each), so the caller stores them at once (holding all 32 until the end spilled at the
+// 48 registers of 5 blocks per SM: ncu, wgrad E8, 2.4 M local-memory requests, 65% of DRAM
+// bandwidth). Items at or past the last group's columns emit nothing (the caller does not store them).
+// The item's 64 bytes [tb, tb + 64) come from one window of 17 aligned words at tb rounded down to 4
+// (words at or past t1 not read: t1 <= K and K % 16 == 0, so nothing past the row), each chunk's
+// words funnel-shifted by tb % 4 bytes; only an item that reaches t1 is masked (tb >= t0, so no byte
+// before the group is ever kept), and the item's two 32-blocks take one scale load each. (Before:
+// aligned and unaligned groups took two code paths, divergent inside warps whose items span several
+// groups, each chunk loaded five words and masked every word, and the scale was loaded per chunk:
+// ~1,290 instructions per item, issue slots 67% busy, DRAM 48% at wgrad E128. With the one window,
+// one conversion path per item and one 16-byte store per staged unit: the pre-kernel 131 -> 101 us
+// at wgrad E128, 712 -> 538 us at E8 (DRAM 78%), ncu on the H100, 2026-11-23.)
 template <Fp8Kind BK, typename Emit>
 __device__ __forceinline__ void bprep_kgrouped_item(const GemmSm90BPrepParams& p, int64_t row, int c0, Emit&& emit) {
   const int G = p.groups;
@@ -777,36 +785,53 @@ __device__ __forceinline__ void bprep_kgrouped_item(const GemmSm90BPrepParams& p
   const int kcg = static_cast<int>(layout::scale_cols(t1 - t0));
   const int cb = __ldg(colb + g);
   const uint8_t* src = p.b + row * p.k;
+  const int kb0 = (tb - t0) >> 5;  // (tb - t0 is a multiple of 64: the item's blocks are kb0, kb0 + 1)
   auto code = [&](int kb) -> uint32_t {
     if (kb >= kcg) return kNoScale;  // (past the group: the chunk's bytes are 0)
     const int64_t col = cb + kb;
     return __ldg(p.b_scales + (p.swizzled ? layout::swizzled_offset(row, col, p.scale_ld) : row * p.scale_ld + col));
   };
+  const int a0 = tb & ~3;
+  const uint32_t sh8 = static_cast<uint32_t>(tb & 3) * 8u;
+  uint32_t w[16];  // w[4c + j]: word j of chunk c
+  {
+    uint32_t y[17];
 #pragma unroll
-  for (int c = 0; c < 4; ++c) {
-    const int tc = tb + 16 * c;
-    uint32_t w[4];
-    if (tc >= t1) {
-      w[0] = w[1] = w[2] = w[3] = 0u;
-    } else if ((t0 & 15) == 0) {  // (uniform over a group) an aligned chunk
-      const uint4 v = __ldg(reinterpret_cast<const uint4*>(src + tc));
-      w[0] = mask_range(v.x, tc, t0, t1), w[1] = mask_range(v.y, tc + 4, t0, t1);
-      w[2] = mask_range(v.z, tc + 8, t0, t1), w[3] = mask_range(v.w, tc + 12, t0, t1);
-    } else {
-      load_window16(src, tc, t0, t1, w);
+    for (int i = 0; i < 17; ++i) {
+      const int a = a0 + 4 * i;
+      y[i] = a < t1 ? __ldg(reinterpret_cast<const uint32_t*>(src + a)) : 0u;
     }
-    const uint32_t e = code((tc - t0) >> 5);
-    const uint32_t spec = special_bits<BK>(w[0]) | special_bits<BK>(w[1]) | special_bits<BK>(w[2]) |
-                          special_bits<BK>(w[3]);
-    const bool slow = code_slow<BK>(e) || (spec & 0x80808080u) != 0;
+#pragma unroll
+    for (int i = 0; i < 16; ++i) w[i] = __funnelshift_r(y[i], y[i + 1], sh8);
+  }
+  const uint32_t e2[2] = {code(kb0), code(kb0 + 1)};
+  if (tb + 64 > t1) {
+#pragma unroll
+    for (int i = 0; i < 16; ++i) w[i] = mask_range(w[i], tb + 4 * i, t0, t1);
+  }
+  // One path for the whole item: the exact conversion where a block's scale is out of the fast
+  // multiply's reach or a byte is NaN / Inf (both forms give the same bits where the fast one applies).
+  uint32_t spec = 0;
+#pragma unroll
+  for (int i = 0; i < 16; ++i) spec |= special_bits<BK>(w[i]);
+  const bool slow = code_slow<BK>(e2[0]) || code_slow<BK>(e2[1]) || (spec & 0x80808080u) != 0;
+  // Word j of the four chunks together: the staged units are 16 bytes of one word index (emit(j, lo, hi)).
+  auto convert = [&](auto slow_tag) {
+    constexpr bool kSlow = decltype(slow_tag)::value;
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-      uint32_t lo, hi;
-      if (slow) cvt_exact<BK>(w[j], code_exact(e), lo, hi);
-      else cvt_fast<BK>(w[j], code_mult<BK>(e) * 0x00010001u, lo, hi);
-      emit(4 * j + c, lo, hi);
+      uint32_t lo[4], hi[4];
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        const uint32_t e = e2[c >> 1];
+        if constexpr (kSlow) cvt_exact<BK>(w[4 * c + j], code_exact(e), lo[c], hi[c]);
+        else cvt_fast<BK>(w[4 * c + j], code_mult<BK>(e) * 0x00010001u, lo[c], hi[c]);
+      }
+      emit(j, lo, hi);
     }
-  }
+  };
+  if (slow) convert(std::true_type{});
+  else convert(std::false_type{});
 }
 
 // K-grouped A copy (mxq_gemm_sm90_arelayout_kgrouped, after the group table): block (x, g) copies,
@@ -919,12 +944,10 @@ __device__ __forceinline__ void bprep_staged_body(const GemmSm90BPrepParams& p) 
   }
   if (valid) {
     if constexpr (kKGrouped) {
-      // Word c of unit 2j (lo) / 2j + 1 (hi) of this item's staged 128 bytes, as the stores below read them.
-      uint32_t* st32 = reinterpret_cast<uint32_t*>(staged);
-      bprep_kgrouped_item<BK>(p, row, c0, [&](int k, uint32_t lo, uint32_t hi) {
-        const int j = k >> 2, c = k & 3;
-        st32[(t * 8 + ((2 * j) ^ (t & 7))) * 4 + c] = lo;
-        st32[(t * 8 + ((2 * j + 1) ^ (t & 7))) * 4 + c] = hi;
+      // Unit 2j (lo) / 2j + 1 (hi) of this item's staged 128 bytes, as the stores below read them.
+      bprep_kgrouped_item<BK>(p, row, c0, [&](int j, const uint32_t (&lo)[4], const uint32_t (&hi)[4]) {
+        staged[t * 8 + ((2 * j) ^ (t & 7))] = make_uint4(lo[0], lo[1], lo[2], lo[3]);
+        staged[t * 8 + ((2 * j + 1) ^ (t & 7))] = make_uint4(hi[0], hi[1], hi[2], hi[3]);
       });
     } else {
       uint32_t lo[16], hi[16];
