@@ -185,45 +185,60 @@ __device__ __forceinline__ void store_tile_tma(const GemmSm90TmaParams& tp, cons
   const int bar = kWgBarrier0 + cw;
   const int32_t row0 = static_cast<int32_t>(ti.row_begin + 64 * cw);
   const float alpha = tp.g.alpha;
+  // Boxes go out in groups of kG: the group's staging stores, one proxy fence and one barrier, then
+  // its TMA stores (before: a fence and a barrier per box, 8 of each per fp32 block: 28% of the math
+  // warps' samples at wgrad E128 were in this epilogue, ncu 2026-11-23). A group whose buffers held
+  // boxes of an earlier group waits until the TMA unit has read those (kNb - kG newer may be pending).
+  constexpr int kG = kBoxes <= kNb ? kBoxes : (kNb >= 4 ? 4 : kNb);
+  static_assert(kBoxes % kG == 0 && kG <= kNb, "whole groups of boxes, each in its own buffer");
 #pragma unroll
-  for (int b = 0; b < kBoxes; ++b) {
-    uint8_t* buf = stage + (b % kNb) * kGemmSm90TmaStoreBox;
-    if (b >= kNb) {  // the box stored kNb boxes ago has been read out of this buffer
-      if (issuer) ptx::bulk_wait_group_read<kNb - 1>();
+  for (int b0 = 0; b0 < kBoxes; b0 += kG) {
+    if (b0 + kG > kNb) {  // the group reuses buffers: the boxes stored there have been read out
+      if (issuer) ptx::bulk_wait_group_read<kNb - kG>();
       ptx::named_barrier_sync(bar, 128);
     }
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const uint32_t r = static_cast<uint32_t>(lr + 8 * h);  // 128-byte swizzled rows (ptx::sw128_offset)
+    for (int bb = 0; bb < kG; ++bb) {
+      const int b = b0 + bb;
+      uint8_t* buf = stage + (b % kNb) * kGemmSm90TmaStoreBox;
 #pragma unroll
-      for (int jj = 0; jj < kBlocks; ++jj) {
-        const int j = b * kBlocks + jj;  // accumulator columns 8j + 2q, + 1 (acc[j / 16][4 (j % 16) + 2h + {0, 1}])
-        const float v0 = alpha * acc[j >> 4][(j & 15) * 4 + 2 * h];
-        const float v1 = alpha * acc[j >> 4][(j & 15) * 4 + 2 * h + 1];
-        if constexpr (kOutF32)
-          *reinterpret_cast<float2*>(buf + ptx::sw128_offset(r, 2 * jj + (q >> 1)) + 8 * (q & 1)) = make_float2(v0, v1);
-        else
-          *reinterpret_cast<uint32_t*>(buf + ptx::sw128_offset(r, jj) + 4 * q) = dev::f32x2_to_bf16x2(v0, v1);
+      for (int h = 0; h < 2; ++h) {
+        const uint32_t r = static_cast<uint32_t>(lr + 8 * h);  // 128-byte swizzled rows (ptx::sw128_offset)
+#pragma unroll
+        for (int jj = 0; jj < kBlocks; ++jj) {
+          const int j = b * kBlocks + jj;  // accumulator columns 8j + 2q, + 1 (acc[j / 16][4 (j % 16) + 2h + {0, 1}])
+          const float v0 = alpha * acc[j >> 4][(j & 15) * 4 + 2 * h];
+          const float v1 = alpha * acc[j >> 4][(j & 15) * 4 + 2 * h + 1];
+          if constexpr (kOutF32)
+            *reinterpret_cast<float2*>(buf + ptx::sw128_offset(r, 2 * jj + (q >> 1)) + 8 * (q & 1)) = make_float2(v0, v1);
+          else
+            *reinterpret_cast<uint32_t*>(buf + ptx::sw128_offset(r, jj) + 4 * q) = dev::f32x2_to_bf16x2(v0, v1);
+        }
       }
     }
     ptx::fence_proxy_async_shared();  // this thread's staging stores -> the TMA unit's reads
     ptx::named_barrier_sync(bar, 128);
-    if (!kRowsMasked || wg_rows == 64) {
-      if (issuer) {
-        ptx::tma_store_3d(tp.tmap_d, ptx::smem_addr(buf), ti.n0 + b * kBoxCols, row0, kRowsMasked ? 0 : ti.group);
-        ptx::bulk_commit_group();
-      }
-    } else {
-      constexpr int kEsz = kOutF32 ? 4 : 2;
-      const int64_t n = tp.g.n;
-      uint8_t* d = static_cast<uint8_t*>(tp.g.d);
 #pragma unroll
-      for (int u = warp_in_wg * 32 + lane; u < 512; u += 128) {  // 16-byte unit u: row u / 8, chunk u % 8
-        const int r = u >> 3, c = u & 7;
-        const int64_t col = ti.n0 + b * kBoxCols + c * (16 / kEsz);
-        if (r < wg_rows && col < n)
-          *reinterpret_cast<uint4*>(d + ((row0 + r) * n + col) * kEsz) =
-              *reinterpret_cast<const uint4*>(buf + ptx::sw128_offset(static_cast<uint32_t>(r), static_cast<uint32_t>(c)));
+    for (int bb = 0; bb < kG; ++bb) {
+      const int b = b0 + bb;
+      uint8_t* buf = stage + (b % kNb) * kGemmSm90TmaStoreBox;
+      if (!kRowsMasked || wg_rows == 64) {
+        if (issuer) {
+          ptx::tma_store_3d(tp.tmap_d, ptx::smem_addr(buf), ti.n0 + b * kBoxCols, row0, kRowsMasked ? 0 : ti.group);
+          ptx::bulk_commit_group();
+        }
+      } else {
+        constexpr int kEsz = kOutF32 ? 4 : 2;
+        const int64_t n = tp.g.n;
+        uint8_t* d = static_cast<uint8_t*>(tp.g.d);
+#pragma unroll
+        for (int u = warp_in_wg * 32 + lane; u < 512; u += 128) {  // 16-byte unit u: row u / 8, chunk u % 8
+          const int r = u >> 3, c = u & 7;
+          const int64_t col = ti.n0 + b * kBoxCols + c * (16 / kEsz);
+          if (r < wg_rows && col < n)
+            *reinterpret_cast<uint4*>(d + ((row0 + r) * n + col) * kEsz) =
+                *reinterpret_cast<const uint4*>(buf + ptx::sw128_offset(static_cast<uint32_t>(r), static_cast<uint32_t>(c)));
+        }
       }
     }
   }
