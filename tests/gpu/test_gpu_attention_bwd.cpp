@@ -412,21 +412,6 @@ size_t workspace_of(mxqAttentionPlan_t p) {
   return ws;
 }
 
-// Sets MXQ_ATTN_BWD_FUSED_DQ for the scope (plans read it at Finalize) and restores the old value.
-struct FusedDqEnv {
-  std::string old;
-  bool had;
-  explicit FusedDqEnv(const char* v) {
-    const char* o = std::getenv("MXQ_ATTN_BWD_FUSED_DQ");
-    had = o != nullptr;
-    if (had) old = o;
-    setenv("MXQ_ATTN_BWD_FUSED_DQ", v, 1);
-  }
-  ~FusedDqEnv() {
-    if (had) setenv("MXQ_ATTN_BWD_FUSED_DQ", old.c_str(), 1);
-    else unsetenv("MXQ_ATTN_BWD_FUSED_DQ");
-  }
-};
 
 void run_case(const Case& c, mxqHandle_t gpu, mxqHandle_t cpu) {
   const uint64_t seed = mxq_test::gpu::fresh_seed();
@@ -458,7 +443,7 @@ void run_case(const Case& c, mxqHandle_t gpu, mxqHandle_t cpu) {
   plain_backward(P, true, b_dq, b_dk, b_dv);
   size_t ws_of_path[2] = {0, 0};
   for (int fused = 0; fused < 2; ++fused) {
-    const FusedDqEnv env(fused ? "1" : "0");
+    const mxq_test::gpu::ScopedEnv env("MXQ_ATTN_BWD_FUSED_DQ", fused ? "1" : "0");
     const bool dq_deterministic = !fused || c.deterministic;
     INFO("path: MXQ_ATTN_BWD_FUSED_DQ=" << fused);
     // GPU, twice (bitwise determinism), outputs poisoned before each run.

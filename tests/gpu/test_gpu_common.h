@@ -447,5 +447,24 @@ bool same_bytes(const std::vector<uint8_t>& expected, const std::vector<uint8_t>
   return false;
 }
 
+// Sets an environment switch for the scope (plans read theirs at Finalize) and restores the old
+// value, or unsets it, on exit.
+struct ScopedEnv {
+  std::string name, old;
+  bool had;
+  ScopedEnv(const char* n, const char* v) : name(n) {
+    const char* o = std::getenv(n);
+    had = o != nullptr;
+    if (had) old = o;
+    setenv(n, v, 1);
+  }
+  ~ScopedEnv() {
+    if (had) setenv(name.c_str(), old.c_str(), 1);
+    else unsetenv(name.c_str());
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+};
+
 }  // namespace gpu
 }  // namespace mxq_test

@@ -56,6 +56,7 @@ struct Case {
   int a_scale_shift = 0;  // M-grouped / dense: added to A's scale exponents, subtracted from B's
   int64_t ws_limit = -1;  // >= 0: MXQ_GEMM_ATTR_WORKSPACE_LIMIT
   bool repeat = false;    // run the GPU plan a second time from the same D: the bits must not change
+  bool graph = false;     // the measured Execute captured into a CUDA graph, launched twice (same bits)
 };
 
 int64_t sum_of(const std::vector<int64_t>& v) {
@@ -321,11 +322,39 @@ void run_one(const Case& c, mxqHandle_t gpu, mxqHandle_t cpu) {
       REQUIRE(st0 == MXQ_STATUS_SUCCESS);
       dd.upload(d0);
     }
-    const mxqStatus_t st = mxqGroupedGemmExecute(gpu, p, args.data(), static_cast<int>(args.size()),
-                                                 ws ? dws.ptr() : nullptr, ws, nullptr);
-    INFO("gpu execute: " << mxqGetStatusName(st) << ": " << mxqGetLastErrorMessage());
-    REQUIRE(st == MXQ_STATUS_SUCCESS);
-    d_gpu = dd.download();
+    if (c.graph) {
+      // Captured on a stream of its own: capture records and runs nothing; the graph's two launches
+      // (D reset in between) must each give the result.
+      using namespace mxq_test::gpu;
+      CUstream s = nullptr;
+      MXQ_CU_CHECK(driver().cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+      MXQ_CU_CHECK(driver().cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+      const mxqStatus_t st = mxqGroupedGemmExecute(gpu, p, args.data(), static_cast<int>(args.size()),
+                                                   ws ? dws.ptr() : nullptr, ws, reinterpret_cast<mxqStream_t>(s));
+      CUgraph graph = nullptr;
+      MXQ_CU_CHECK(driver().cuStreamEndCapture(s, &graph));
+      INFO("gpu execute (captured): " << mxqGetStatusName(st) << ": " << mxqGetLastErrorMessage());
+      REQUIRE(st == MXQ_STATUS_SUCCESS);
+      CHECK(dd.download() == d0);
+      CUgraphExec exec = nullptr;
+      MXQ_CU_CHECK(driver().cuGraphInstantiateWithFlags(&exec, graph, 0));
+      MXQ_CU_CHECK(driver().cuGraphLaunch(exec, s));
+      MXQ_CU_CHECK(driver().cuStreamSynchronize(s));
+      d_gpu = dd.download();
+      dd.upload(d0);
+      MXQ_CU_CHECK(driver().cuGraphLaunch(exec, s));
+      MXQ_CU_CHECK(driver().cuStreamSynchronize(s));
+      CHECK(dd.download() == d_gpu);
+      MXQ_CU_CHECK(driver().cuGraphExecDestroy(exec));
+      MXQ_CU_CHECK(driver().cuGraphDestroy(graph));
+      MXQ_CU_CHECK(driver().cuStreamDestroy(s));
+    } else {
+      const mxqStatus_t st = mxqGroupedGemmExecute(gpu, p, args.data(), static_cast<int>(args.size()),
+                                                   ws ? dws.ptr() : nullptr, ws, nullptr);
+      INFO("gpu execute: " << mxqGetStatusName(st) << ": " << mxqGetLastErrorMessage());
+      REQUIRE(st == MXQ_STATUS_SUCCESS);
+      d_gpu = dd.download();
+    }
     CHECK(dd.guards_intact(0xA5));
     if (c.repeat) {
       dd.upload(d0);
@@ -1048,4 +1077,30 @@ TEST_CASE("gpu gemm: the B_BLOCK_2D hint selects the 32x32-weight kernel", "[gpu
   big.accumulate = true;
   big.alpha = -0.5f;
   run_one(big, h.gpu, h.cpu);
+}
+
+// Issue #4: capturable in a CUDA graph. The B-ahead plans launch a chain of kernels (K-grouped: the
+// group table, A's copy, the B pre-kernel and the main kernel, the last two as programmatic dependent
+// launches), each plan captured once and the graph launched twice on fresh D. A K-grouped plan
+// (unaligned group starts: A's copy in use; short groups: D by TMA stores, fp32) and an M-grouped one
+// (tall groups, bf16), both with B dequantized ahead whatever the rule says.
+TEST_CASE("gpu gemm: B dequantized ahead, captured into a CUDA graph and launched twice", "[gpu][gemm][graph]") {
+  Handles h;
+  const mxq_test::gpu::ScopedEnv bprep("MXQ_GEMM_SM90_BPREP", "1");
+  Case kg;
+  kg.grouping = MXQ_GEMM_GROUPING_K;
+  kg.group_sizes = {300, 0, 517, 1, 1111, 95, 640};
+  kg.k = tokens_with_tail(kg);  // tokens after the last group: owned by none
+  kg.m = 640;
+  kg.n = 384;
+  kg.d = MXQ_DTYPE_FP32;
+  kg.graph = true;
+  run_one(kg, h.gpu, h.cpu);
+  Case mg;
+  mg.group_sizes = {700, 1, 0, 1300, 555};
+  mg.m = group_total(mg) + 9;
+  mg.n = 264;
+  mg.k = 1040;
+  mg.graph = true;
+  run_one(mg, h.gpu, h.cpu);
 }
