@@ -557,26 +557,15 @@ TEST_CASE("gpu attention fwd: graph capture and repeated runs give identical bit
   size_t ws = 0;
   MXQ_REQUIRE_OK(mxqAttentionPlanGetWorkspaceSize(p, &ws));
   const std::vector<mxqExecArg_t> args = g2.args();
-  CUstream st = nullptr;
-  MXQ_CU_CHECK(driver().cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
-  MXQ_CU_CHECK(driver().cuStreamBeginCapture(st, CU_STREAM_CAPTURE_MODE_GLOBAL));
-  const mxqStatus_t status =
-      mxqAttentionExecute(gpu, p, args.data(), 8, g2.ws->ptr(), ws, reinterpret_cast<mxqStream_t>(st));
-  CUgraph graph = nullptr;
-  MXQ_CU_CHECK(driver().cuStreamEndCapture(st, &graph));
-  MXQ_REQUIRE_STATUS(status, MXQ_STATUS_SUCCESS);
+  CapturedGraph graph(
+      [&](mxqStream_t s) { return mxqAttentionExecute(gpu, p, args.data(), 8, g2.ws->ptr(), ws, s); });
+  MXQ_REQUIRE_STATUS(graph.status, MXQ_STATUS_SUCCESS);
   CHECK(g2.o->download() == poisoned_o);
-  CUgraphExec exec = nullptr;
-  MXQ_CU_CHECK(driver().cuGraphInstantiateWithFlags(&exec, graph, 0));
-  MXQ_CU_CHECK(driver().cuGraphLaunch(exec, st));
-  MXQ_CU_CHECK(driver().cuStreamSynchronize(st));
+  graph.launch();
   const auto ob = g2.o->download();
   const auto lb = g2.lse->download();
   CHECK(std::memcmp(ob.data(), a.o.data(), ob.size()) == 0);
   CHECK(std::memcmp(lb.data(), a.lse.data(), lb.size()) == 0);
-  MXQ_CU_CHECK(driver().cuGraphExecDestroy(exec));
-  MXQ_CU_CHECK(driver().cuGraphDestroy(graph));
-  MXQ_CU_CHECK(driver().cuStreamDestroy(st));
   MXQ_REQUIRE_OK(mxqAttentionPlanDestroy(p));
 }
 

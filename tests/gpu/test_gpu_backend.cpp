@@ -206,26 +206,15 @@ TEST_CASE("gpu backend: a grouped dequantize is capturable into a CUDA graph", "
   DeviceBuffer d_data(prob.data), d_scales(prob.scales), d_offs(prob.offsets), d_out(expected.size()), d_ws(ws);
   d_out.poison(0xEE);
 
-  CUstream s = nullptr;
-  MXQ_CU_CHECK(driver().cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-  MXQ_CU_CHECK(driver().cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
   mxqExecArg_t args[] = {{MXQ_ARG_ROWWISE_DATA, 0, d_data.ptr()},
                          {MXQ_ARG_ROWWISE_SCALES, 0, d_scales.ptr()},
                          {MXQ_ARG_GROUP_OFFSETS, 0, d_offs.ptr()},
                          {MXQ_ARG_X, 0, d_out.ptr()}};
-  const mxqStatus_t st = mxqDequantizeExecute(gpu, p, args, 4, d_ws.ptr(), ws, reinterpret_cast<mxqStream_t>(s));
-  CUgraph graph = nullptr;
-  MXQ_CU_CHECK(driver().cuStreamEndCapture(s, &graph));
-  MXQ_REQUIRE_STATUS(st, MXQ_STATUS_SUCCESS);
+  CapturedGraph graph([&](mxqStream_t s) { return mxqDequantizeExecute(gpu, p, args, 4, d_ws.ptr(), ws, s); });
+  MXQ_REQUIRE_STATUS(graph.status, MXQ_STATUS_SUCCESS);
   // Nothing ran yet: capture only records.
   CHECK(d_out.download() != expected);
-  CUgraphExec exec = nullptr;
-  MXQ_CU_CHECK(driver().cuGraphInstantiateWithFlags(&exec, graph, 0));
-  MXQ_CU_CHECK(driver().cuGraphLaunch(exec, s));
-  MXQ_CU_CHECK(driver().cuStreamSynchronize(s));
+  graph.launch();
   CHECK(d_out.download() == expected);
-  MXQ_CU_CHECK(driver().cuGraphExecDestroy(exec));
-  MXQ_CU_CHECK(driver().cuGraphDestroy(graph));
-  MXQ_CU_CHECK(driver().cuStreamDestroy(s));
   MXQ_REQUIRE_OK(mxqDequantizePlanDestroy(p));
 }

@@ -447,6 +447,39 @@ bool same_bytes(const std::vector<uint8_t>& expected, const std::vector<uint8_t>
   return false;
 }
 
+// One Execute captured into a CUDA graph on a stream of its own (global capture mode): the
+// constructor runs record(stream) between the begin and the end of the capture and keeps what it
+// returns in `status`, for the caller to check (capture records and runs nothing); launch()
+// instantiates the graph once, runs it and waits for it.
+class CapturedGraph {
+ public:
+  template <typename Record>
+  explicit CapturedGraph(Record&& record) {
+    MXQ_CU_CHECK(driver().cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
+    MXQ_CU_CHECK(driver().cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    status = record(reinterpret_cast<mxqStream_t>(stream_));
+    MXQ_CU_CHECK(driver().cuStreamEndCapture(stream_, &graph_));
+  }
+  CapturedGraph(const CapturedGraph&) = delete;
+  CapturedGraph& operator=(const CapturedGraph&) = delete;
+  ~CapturedGraph() {
+    if (exec_) driver().cuGraphExecDestroy(exec_);
+    if (graph_) driver().cuGraphDestroy(graph_);
+    if (stream_) driver().cuStreamDestroy(stream_);
+  }
+  void launch() {
+    if (!exec_) MXQ_CU_CHECK(driver().cuGraphInstantiateWithFlags(&exec_, graph_, 0));
+    MXQ_CU_CHECK(driver().cuGraphLaunch(exec_, stream_));
+    MXQ_CU_CHECK(driver().cuStreamSynchronize(stream_));
+  }
+  mxqStatus_t status = MXQ_STATUS_SUCCESS;
+
+ private:
+  CUstream stream_ = nullptr;
+  CUgraph graph_ = nullptr;
+  CUgraphExec exec_ = nullptr;
+};
+
 // Sets an environment switch for the scope (plans read theirs at Finalize) and restores the old
 // value, or unsets it, on exit.
 struct ScopedEnv {

@@ -325,29 +325,18 @@ void run_one(const Case& c, mxqHandle_t gpu, mxqHandle_t cpu) {
     if (c.graph) {
       // Captured on a stream of its own: capture records and runs nothing; the graph's two launches
       // (D reset in between) must each give the result.
-      using namespace mxq_test::gpu;
-      CUstream s = nullptr;
-      MXQ_CU_CHECK(driver().cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-      MXQ_CU_CHECK(driver().cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
-      const mxqStatus_t st = mxqGroupedGemmExecute(gpu, p, args.data(), static_cast<int>(args.size()),
-                                                   ws ? dws.ptr() : nullptr, ws, reinterpret_cast<mxqStream_t>(s));
-      CUgraph graph = nullptr;
-      MXQ_CU_CHECK(driver().cuStreamEndCapture(s, &graph));
-      INFO("gpu execute (captured): " << mxqGetStatusName(st) << ": " << mxqGetLastErrorMessage());
-      REQUIRE(st == MXQ_STATUS_SUCCESS);
+      mxq_test::gpu::CapturedGraph graph([&](mxqStream_t s) {
+        return mxqGroupedGemmExecute(gpu, p, args.data(), static_cast<int>(args.size()), ws ? dws.ptr() : nullptr, ws,
+                                     s);
+      });
+      INFO("gpu execute (captured): " << mxqGetStatusName(graph.status) << ": " << mxqGetLastErrorMessage());
+      REQUIRE(graph.status == MXQ_STATUS_SUCCESS);
       CHECK(dd.download() == d0);
-      CUgraphExec exec = nullptr;
-      MXQ_CU_CHECK(driver().cuGraphInstantiateWithFlags(&exec, graph, 0));
-      MXQ_CU_CHECK(driver().cuGraphLaunch(exec, s));
-      MXQ_CU_CHECK(driver().cuStreamSynchronize(s));
+      graph.launch();
       d_gpu = dd.download();
       dd.upload(d0);
-      MXQ_CU_CHECK(driver().cuGraphLaunch(exec, s));
-      MXQ_CU_CHECK(driver().cuStreamSynchronize(s));
+      graph.launch();
       CHECK(dd.download() == d_gpu);
-      MXQ_CU_CHECK(driver().cuGraphExecDestroy(exec));
-      MXQ_CU_CHECK(driver().cuGraphDestroy(graph));
-      MXQ_CU_CHECK(driver().cuStreamDestroy(s));
     } else {
       const mxqStatus_t st = mxqGroupedGemmExecute(gpu, p, args.data(), static_cast<int>(args.size()),
                                                    ws ? dws.ptr() : nullptr, ws, nullptr);

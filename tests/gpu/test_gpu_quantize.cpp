@@ -665,28 +665,18 @@ TEST_CASE("gpu quantize: a grouped plan replays from a CUDA graph without host s
     outs.back()->poison(kPoison);
     gargs.push_back({out_slots[i], 0, outs.back()->ptr()});
   }
-  CUstream stream = nullptr;
-  MXQ_CU_CHECK(driver().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-  MXQ_CU_CHECK(driver().cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
-  const mxqStatus_t st =
-      mxqQuantizeExecute(gpu, gp, gargs.data(), static_cast<int>(gargs.size()), nullptr, 0, reinterpret_cast<mxqStream_t>(stream));
-  CUgraph graph = nullptr;
-  MXQ_CU_CHECK(driver().cuStreamEndCapture(stream, &graph));
-  INFO("execute during capture: " << mxqGetStatusName(st) << ": " << mxqGetLastErrorMessage());
-  REQUIRE(st == MXQ_STATUS_SUCCESS);
-  CUgraphExec exec = nullptr;
-  MXQ_CU_CHECK(driver().cuGraphInstantiateWithFlags(&exec, graph, 0));
-  MXQ_CU_CHECK(driver().cuGraphLaunch(exec, stream));
-  MXQ_CU_CHECK(driver().cuStreamSynchronize(stream));
+  CapturedGraph graph([&](mxqStream_t s) {
+    return mxqQuantizeExecute(gpu, gp, gargs.data(), static_cast<int>(gargs.size()), nullptr, 0, s);
+  });
+  INFO("execute during capture: " << mxqGetStatusName(graph.status) << ": " << mxqGetLastErrorMessage());
+  REQUIRE(graph.status == MXQ_STATUS_SUCCESS);
+  graph.launch();
   for (size_t i = 0; i < expected.size(); ++i) {
     std::string report;
     const bool same = same_bytes(expected[i], outs[i]->download(), 1, [](size_t e) { return std::to_string(e); }, &report);
     INFO("slot " << static_cast<int>(out_slots[i]) << ": " << report);
     CHECK(same);
   }
-  driver().cuGraphExecDestroy(exec);
-  driver().cuGraphDestroy(graph);
-  driver().cuStreamDestroy(stream);
   MXQ_REQUIRE_OK(mxqQuantizePlanDestroy(gp));
 }
 
