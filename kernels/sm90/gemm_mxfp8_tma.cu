@@ -743,7 +743,7 @@ __device__ __forceinline__ bool bprep_item(const GemmSm90BPrepParams& p, int64_t
 }
 
 // Zeroes every byte of w past its first `keep` (0 < keep < 4N): whole words past it, and the bytes
-// past it of the one word that straddles it (the tail of a group's last 16 / 64 bytes).
+// past it of the one word that straddles it (the tail of a group's last 16 bytes in the A copy).
 template <int N>
 __device__ __forceinline__ void keep_first_bytes(uint32_t (&w)[N], int keep) {
   const uint32_t part = (1u << (8 * (keep & 3))) - 1u;
