@@ -12,7 +12,8 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-SHAPES = [(2, 32, 4096, 128, False), (2, 32, 4096, 128, True), (1, 16, 16384, 128, True), (2, 32, 4096, 64, False)]
+SHAPES = [(2, 32, 4096, 128, False), (2, 32, 4096, 128, True), (1, 16, 16384, 128, True), (2, 32, 4096, 64, False),
+          (2, 16, 4096, 256, False), (2, 16, 4096, 256, True), (2, 16, 4096, 192, False)]
 
 
 def time_ms(fn, iters):

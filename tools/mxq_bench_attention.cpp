@@ -155,7 +155,9 @@ int main(int argc, char** argv) {
   std::printf("mxq_bench_attention on %s, %s\n", device_name.c_str(), mxqGetBuildInfo());
   std::printf("MXFP8 E4M3 in, bf16 O; BHSD, swizzled scales; FLOPs 4*B*H*S^2*D (causal: half), backward 2.5x\n");
   const std::vector<Shape> shapes = {
-      {2, 32, 4096, 128, false}, {2, 32, 4096, 128, true}, {1, 16, 16384, 128, true}, {2, 32, 4096, 64, false}};
+      {2, 32, 4096, 128, false}, {2, 32, 4096, 128, true}, {1, 16, 16384, 128, true}, {2, 32, 4096, 64, false},
+      // The larger head dims (forward only on sm_90a: the backward declines them).
+      {2, 16, 4096, 256, false}, {2, 16, 4096, 256, true}, {2, 16, 4096, 192, false}};
   for (const auto& s : shapes) bench(h, s, iters);
   mxqDestroy(h);
   if (!torch_script.empty()) {

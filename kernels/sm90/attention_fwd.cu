@@ -325,8 +325,9 @@ __device__ __forceinline__ void sec_map(int i, int per, int lanes, int G, int T,
 // offset = the panel stride, stride byte offset = 1024 between 8-row groups, 128-byte swizzle. Its
 // low word (start address, leading byte offset), computed once per tile; the high word is the K-major
 // one's, so ptx::smem_desc_sw128_at completes it (offsets inside the tile added as bytes >> 4).
+template <int kVPanelBytes = kPanelBytes>
 __device__ __forceinline__ uint32_t desc_nmajor128_lo(uint32_t smem_addr) {
-  return ((smem_addr & 0x3FFFFu) >> 4) | (static_cast<uint32_t>(kPanelBytes >> 4) << 16);
+  return ((smem_addr & 0x3FFFFu) >> 4) | (static_cast<uint32_t>(kVPanelBytes >> 4) << 16);
 }
 
 // kPingPong: the two math warpgroups take turns issuing their tensor-core work (named barriers
@@ -348,13 +349,17 @@ __device__ __forceinline__ uint32_t desc_nmajor128_lo(uint32_t smem_addr) {
 // kMathWG: math warpgroups of 64 query rows each (a CTA owns 64 kMathWG query rows); 3 only at D = 64
 // after the prepass, not persistent (their turns go round: warpgroup i hands the tensor cores to
 // warpgroup i + 1 mod 3).
+// kKV: keys per K/V tile: 128, or 64 at D = 192 and 256 (after the prepass), where O's accumulator
+// (D / 2 registers per thread) leaves room for only half as many scores.
 template <int D, bool kPingPong, bool kInline, int kProdRegs, int kMathRegs, bool kPersist = false,
-          bool kLean = false, int kMathWG = 2>
+          bool kLean = false, int kMathWG = 2, int kKV = kTileKV>
 __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(!kPersist || kInline, "the persistent schedule is built on the in-kernel conversion");
   constexpr int kPanels = D / 64;
-  constexpr int kTileBytes = kTileKV * D * 2;
+  constexpr int kTileBytes = kKV * D * 2;
+  constexpr int kKVPanelBytes = kKV * 128;  // one 64-column panel of a K or V tile
+  static_assert(kKV == kTileKV || (kKV == 64 && !kInline), "64-key tiles: after the prepass");
   static_assert(kMathWG == 2 || (kMathWG == 3 && D == 64 && !kInline), "three math warpgroups: D = 64, prepass");
   constexpr int kSt = 2;  // K/V stages (three fit, measured no faster at D = 128 and at D = 64: PERFORMANCE.md)
   constexpr int kRowsQ = 64 * kMathWG;                // query rows per CTA
@@ -418,7 +423,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
     w.shift = p.mask == kMaskBottomRight ? w.lk - w.lq : 0;
     int kv_end = w.lk;
     if (p.mask != kMaskNone) kv_end = min(kv_end, w.q0 + kRowsQ + w.shift);
-    w.n_tiles = kv_end > 0 && w.q0 < w.lq ? (kv_end + kTileKV - 1) / kTileKV : 0;
+    w.n_tiles = kv_end > 0 && w.q0 < w.lq ? (kv_end + kKV - 1) / kKV : 0;
     return w;
   };
   if constexpr (!kPersist) {
@@ -463,14 +468,14 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       ptx::mbar_arrive_expect_tx(full_k(st), kTxBytes);
 #pragma unroll
       for (int pn = 0; pn < kPanels; ++pn)
-        ptx::tma_load_2d(ptx::smem_addr(sk(st) + pn * kPanelBytes), p.tmap_k, 64 * pn, row_base + t * kTileKV,
+        ptx::tma_load_2d(ptx::smem_addr(sk(st) + pn * kKVPanelBytes), p.tmap_k, 64 * pn, row_base + t * kKV,
                          full_k(st));
       if constexpr (kLean) ptx::mbar_wait_suspend(empty_v(st), ph ^ 1);
       else ptx::mbar_wait(empty_v(st), ph ^ 1);
       ptx::mbar_arrive_expect_tx(full_v(st), kTxBytes);
 #pragma unroll
       for (int pn = 0; pn < kPanels; ++pn)
-        ptx::tma_load_2d(ptx::smem_addr(sv(st) + pn * kPanelBytes), p.tmap_v, 64 * pn, row_base + t * kTileKV,
+        ptx::tma_load_2d(ptx::smem_addr(sv(st) + pn * kKVPanelBytes), p.tmap_v, 64 * pn, row_base + t * kKV,
                          full_v(st));
     };
     if constexpr (!kInline) {
@@ -677,9 +682,11 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
     // the softmax, to interleave O's rescale and P's packing with it, and keeping the wait below the
     // softmax measured slower (PERFORMANCE.md, ninth session): the softmax overlaps the other
     // warpgroup's products (ping-pong). Stages and phases follow the CTA's running tile count g + t.
-    float s[64];
-    uint32_t pf[8][4];
-    auto issue_s = [&](int t) {  // S = Q K_t^T for 64 rows x 128 keys, into s
+    constexpr int kS = kKV / 2;   // scores per thread and tile
+    constexpr int kPK = kKV / 16;  // k16 steps of P V
+    float s[kS];
+    uint32_t pf[kPK][4];
+    auto issue_s = [&](int t) {  // S = Q K_t^T for 64 rows x kKV keys, into s
       const int st = (g + t) % kSt;
       ptx::mbar_wait(full_k(st), ((g + t) / kSt) & 1);
       const uint32_t k_addr = ptx::smem_addr(sk(st));
@@ -687,8 +694,9 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 #pragma unroll
       for (int ks = 0; ks < D / 16; ++ks) {
         const uint32_t off = static_cast<uint32_t>((ks >> 2) * kPanelBytes + (ks & 3) * 32);
-        ptx::wgmma_bf16_ss<128, 0>(s, ptx::smem_desc_sw128_at(q_desc_lo, off),
-                                   ptx::smem_desc_sw128_at(ptx::smem_desc_sw128_lo(k_addr), off), ks > 0);
+        const uint32_t koff = static_cast<uint32_t>((ks >> 2) * kKVPanelBytes + (ks & 3) * 32);
+        ptx::wgmma_bf16_ss<kKV, 0>(s, ptx::smem_desc_sw128_at(q_desc_lo, off),
+                                   ptx::smem_desc_sw128_at(ptx::smem_desc_sw128_lo(k_addr), koff), ks > 0);
       }
       ptx::wgmma_commit();
     };
@@ -696,11 +704,11 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
     // P * p_scale = exp2(S * scale * log2(e) - m + log2(p_scale)) in s (one FFMA and one SFU op per
     // element), updates the running max and the running sum of P * p_scale, returns O's rescale factor.
     auto softmax = [&](int t, float (&corr)[2]) {
-      const int kv0 = t * kTileKV;
-      const bool need_mask = kv0 + kTileKV > lk || (p.mask != kMaskNone && kv0 + kTileKV - 1 > q0 + cw * 64 + shift);
+      const int kv0 = t * kKV;
+      const bool need_mask = kv0 + kKV > lk || (p.mask != kMaskNone && kv0 + kKV - 1 > q0 + cw * 64 + shift);
       if (need_mask) {
 #pragma unroll
-        for (int i = 0; i < 64; ++i) {
+        for (int i = 0; i < kS; ++i) {
           const int col = kv0 + 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);
           const int row = row0 + 8 * ((i >> 1) & 1);
           const bool vis = col < lk && (p.mask == kMaskNone || col <= row + shift);
@@ -709,13 +717,17 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       }
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
-        // The row max of the thread's 32 scores as a tree, 5 deep (a chain from -inf was 17 deep and
-        // one instruction longer: PERFORMANCE.md, ninth session); exact in any order.
-        float m16[16];
+        // The row max of the thread's kS / 2 scores as a tree, 5 deep at 128 keys (a chain from -inf
+        // was 17 deep and one instruction longer: PERFORMANCE.md, ninth session); exact in any order.
+        constexpr int kPairs = kS / 4;
+        float m16[kPairs];
 #pragma unroll
-        for (int j = 0; j < 16; ++j) m16[j] = fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]);
+        for (int j = 0; j < kPairs; ++j) m16[j] = fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]);
+        static_assert(kPairs == 16 || kPairs == 8, "128- or 64-key tiles");
+        if constexpr (kPairs == 16) {
 #pragma unroll
-        for (int j = 0; j < 8; ++j) m16[j] = fmaxf(m16[j], m16[j + 8]);
+          for (int j = 0; j < 8; ++j) m16[j] = fmaxf(m16[j], m16[j + 8]);
+        }
 #pragma unroll
         for (int j = 0; j < 4; ++j) m16[j] = fmaxf(m16[j], m16[j + 4]);
         float mx = fmaxf(fmaxf(m16[0], m16[2]), fmaxf(m16[1], m16[3]));
@@ -728,7 +740,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
         const float bias = p.log2_p_scale - m_use;
         float sum = 0.0f;
 #pragma unroll
-        for (int j = 0; j < 16; ++j) {
+        for (int j = 0; j < kPairs; ++j) {
           const float a = attn::ex2_ftz(fmaf(s[4 * j + 2 * r], c, bias));
           const float e = attn::ex2_ftz(fmaf(s[4 * j + 2 * r + 1], c, bias));
           s[4 * j + 2 * r] = a;
@@ -738,13 +750,13 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
         l_run[r] = l_run[r] * corr[r] + sum;  // per-thread partial; the quad is summed at the end
       }
     };
-    // Pq = fp8(P * p_scale) as the A fragments of the 8 k16 steps of P V (E4M3 -> f16 -> bf16 by a
+    // Pq = fp8(P * p_scale) as the A fragments of the kPK k16 steps of P V (E4M3 -> f16 -> bf16 by a
     // shift and one exact bf16x2 multiply; a NaN P comes out finite, but a pair is two columns of one
     // row and that row's sum l is NaN, so the
     // O and LSE are NaN as with the exact form: attention_common.cuh).
     auto pack_p = [&] {
 #pragma unroll
-      for (int kk = 0; kk < 8; ++kk)
+      for (int kk = 0; kk < kPK; ++kk)
 #pragma unroll
         for (int r = 0; r < 4; ++r) pf[kk][r] = attn::p_e4m3_bf16x2(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
     };
@@ -769,21 +781,31 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       ptx::mbar_wait(full_v(st), ((g + t) / kSt) & 1);
       const uint32_t v_addr = ptx::smem_addr(sv(st));
       ptx::wgmma_fence();
-      if constexpr (D == 128) {
-        // One m64n128k16 per k step over both 64-wide d panels (the accumulator's columns 0..63 are
-        // o_acc[0], 64..127 o_acc[1], the same registers as the two n64 products).
+      if constexpr (kPanels >= 2) {
+        // One m64n128k16 per k step and pair of 64-wide d panels (the accumulator's columns 0..63
+        // are o_acc[2 pp], 64..127 o_acc[2 pp + 1], the same registers as the two n64 products), then
+        // an m64n64k16 for a last odd panel (D = 192).
 #pragma unroll
-        for (int kk = 0; kk < 8; ++kk)
-          ptx::wgmma_bf16_rs<128, 1>(*reinterpret_cast<float(*)[64]>(&o_acc[0][0]), pf[kk],
-                                     ptx::smem_desc_sw128_at(desc_nmajor128_lo(v_addr), kk * 2048), 1);
+        for (int kk = 0; kk < kPK; ++kk) {
+#pragma unroll
+          for (int pp = 0; pp < kPanels / 2; ++pp)
+            ptx::wgmma_bf16_rs<128, 1>(
+                *reinterpret_cast<float(*)[64]>(&o_acc[2 * pp][0]), pf[kk],
+                ptx::smem_desc_sw128_at(desc_nmajor128_lo<kKVPanelBytes>(v_addr + 2 * pp * kKVPanelBytes), kk * 2048),
+                1);
+          if constexpr (kPanels % 2 == 1)
+            ptx::wgmma_bf16_rs<64, 1>(
+                o_acc[kPanels - 1], pf[kk],
+                ptx::smem_desc_sw128(v_addr + static_cast<uint32_t>((kPanels - 1) * kKVPanelBytes + kk * 2048)), 1);
+        }
       } else {
 #pragma unroll
-        for (int kk = 0; kk < 8; ++kk)
+        for (int kk = 0; kk < kPK; ++kk)
 #pragma unroll
           for (int pn = 0; pn < kPanels; ++pn)
             ptx::wgmma_bf16_rs<64, 1>(
                 o_acc[pn], pf[kk],
-                ptx::smem_desc_sw128(v_addr + static_cast<uint32_t>(pn * kPanelBytes + kk * 2048)), 1);
+                ptx::smem_desc_sw128(v_addr + static_cast<uint32_t>(pn * kKVPanelBytes + kk * 2048)), 1);
       }
       ptx::wgmma_commit();
       // The next warpgroup's turn; the last warpgroup gives no turn after its last step, so every
@@ -807,7 +829,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 #pragma unroll
       for (int pn = 0; pn < kPanels; ++pn) ptx::fence_acc(o_acc[pn]);
 #pragma unroll
-      for (int kk = 0; kk < 8; ++kk) ptx::fence_regs(pf[kk]);
+      for (int kk = 0; kk < kPK; ++kk) ptx::fence_regs(pf[kk]);
       ptx::mbar_arrive(empty_v(st));
       if constexpr (kNext) {
 #pragma unroll
@@ -883,11 +905,24 @@ extern "C" __global__ void __launch_bounds__(256) mxq_attn_zero_sm90(const __gri
   }                                                                                                      \
   extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)                                 \
       mxq_attn_fwd_sm90_d##D##_nopp(const __grid_constant__ mxq::AttnFwdSm90Params p) {                  \
-    mxq::sm90attn::attn_fwd_body<D, false, false, 24, 240>(p);                                           \
+    mxq::sm90attn::attn_fwd_body<D, false, false, 24, 240, false, false, 2, mxq::attn_sm90_tile_kv(D)>(p); \
   }
 
 MXQ_ATTN_FWD_KERNELS(64)
 MXQ_ATTN_FWD_KERNELS(128)
+MXQ_ATTN_FWD_KERNELS(192)
+MXQ_ATTN_FWD_KERNELS(256)
+
+// D = 192 and 256: the prepass, two math warpgroups taking turns, 64-key tiles (O's accumulator takes
+// 96 or 128 registers per thread, S 32, P 16).
+extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
+    mxq_attn_fwd_sm90_d192(const __grid_constant__ mxq::AttnFwdSm90Params p) {
+  mxq::sm90attn::attn_fwd_body<192, true, false, 24, 240, false, false, 2, 64>(p);
+}
+extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
+    mxq_attn_fwd_sm90_d256(const __grid_constant__ mxq::AttnFwdSm90Params p) {
+  mxq::sm90attn::attn_fwd_body<256, true, false, 24, 240, false, false, 2, 64>(p);
+}
 
 // D = 64: three math warpgroups, 192 query rows per CTA, setmaxnreg 24 / 160 (PERFORMANCE.md, tenth
 // session: the third warpgroup's softmax hides the latencies two could not).

@@ -63,11 +63,17 @@ constexpr int kAttnSm90TileKV = 128;
 constexpr int kAttnSm90Threads3 = 512;
 constexpr int kAttnSm90TileQ3 = 192;
 
+// Keys per K/V tile of the main kernel: 128, or 64 at D = 192 and 256 (O's accumulator leaves room
+// for half as many scores per thread). The workspace stays padded to 128 keys either way.
+constexpr int attn_sm90_tile_kv(int64_t d) { return d > 128 ? 64 : kAttnSm90TileKV; }
+// The head dims the sm_90a forward kernels are built for.
+constexpr bool attn_sm90_fwd_head_dim(int64_t d) { return d == 64 || d == 128 || d == 192 || d == 256; }
+
 // Dynamic shared memory for head dim D: 1 KiB alignment slack, the Q tile (rows_q x D bf16: 128, or
-// kAttnSm90TileQ3 for the three-warpgroup kernel), two K and two V tiles (each 128 x D bf16) and the
-// pipeline's 8 mbarriers.
+// kAttnSm90TileQ3 for the three-warpgroup kernel), two K and two V tiles (each attn_sm90_tile_kv(D)
+// x D bf16) and the pipeline's 8 mbarriers.
 constexpr int64_t attn_sm90_smem_bytes(int64_t d, int64_t rows_q = kAttnSm90TileQ) {
-  return 1024 + (rows_q + 4 * kAttnSm90TileKV) * d * 2 + 8 * 8;
+  return 1024 + (rows_q + 4 * attn_sm90_tile_kv(d)) * d * 2 + 8 * 8;
 }
 // The in-kernel-conversion kernels (_inl): 128 bytes of barriers and slots, then the converters'
 // staging area (the unit's FP8 K and V rows, K's and V's scales as floats).

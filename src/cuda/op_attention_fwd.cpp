@@ -24,8 +24,8 @@ namespace {
 // Why the sm_90a forward kernel cannot run this plan, or "" when it can.
 std::string attn_fwd_supports(const AttentionDesc& d, const DeviceInfo& dev) {
   if (d.direction != MXQ_ATTN_FORWARD) return "the sm_90a kernel is the forward pass";
-  if (d.head_dim != 64 && d.head_dim != 128)
-    return fmt::format("head dim {} (the sm_90a forward kernel is built for 64 and 128)", d.head_dim);
+  if (!attn_sm90_fwd_head_dim(d.head_dim))
+    return fmt::format("head dim {} (the sm_90a forward kernels are built for 64, 128, 192 and 256)", d.head_dim);
   if (d.qkv_dtype != MXQ_DTYPE_E4M3) return "Q, K, V must be E4M3 (the recipe's operand type)";
   if (d.batch > 65535) return fmt::format("batch {} exceeds the grid's 65535", d.batch);
   if (d.heads_q > 65535) return fmt::format("{} query heads exceed the grid's 65535", d.heads_q);
@@ -37,7 +37,10 @@ std::string attn_fwd_supports(const AttentionDesc& d, const DeviceInfo& dev) {
   const int64_t items = (d.seqlen_q + kAttnSm90TileQ - 1) / kAttnSm90TileQ * d.heads_q * d.batch;
   if (items >= (int64_t(1) << 31))
     return fmt::format("{} blocks of 128 queries (B x Hq x ceil(Sq/128)) exceed the kernel's 2^31 - 1", items);
-  const int64_t smem = attn_sm90_smem_bytes_inl(d.head_dim);
+  // The largest of the kernels the plan may run (D = 128: the in-kernel conversion, or the prepass
+  // variant under MXQ_ATTN_SM90_PINGPONG=0; D = 64: 192 query rows per CTA).
+  int64_t smem = attn_sm90_smem_bytes(d.head_dim, d.head_dim == 64 ? kAttnSm90TileQ3 : kAttnSm90TileQ);
+  if (d.head_dim == 128) smem = std::max(smem, attn_sm90_smem_bytes_inl(d.head_dim));
   if (smem > dev.smem_optin)
     return fmt::format("needs {} bytes of shared memory per block, the device allows {}", smem, dev.smem_optin);
   return {};
@@ -51,7 +54,7 @@ class AttnFwdSm90 final : public OpImpl {
     // converts K and V inside the main kernel (mxq_attn_zero_sm90 clears the units' state words and
     // the item counter), persistent: one CTA per SM, and D = 64 runs the prepass and three math
     // warpgroups (192 query rows per CTA): PERFORMANCE.md "Attention forward", seventh, eighth and
-    // tenth sessions.
+    // tenth sessions. D = 192 and 256 run the prepass and 64-key tiles.
     const char* pp = std::getenv("MXQ_ATTN_SM90_PINGPONG");
     const bool nopp = pp && pp[0] == '0';
     inline_ = !nopp && d.head_dim == 128;
@@ -190,10 +193,10 @@ class AttnFwdSm90 final : public OpImpl {
   }
 
  private:
-  // TMA descriptor of a bf16 [rows, D] workspace tensor: 128-row x 64-column boxes, 128-byte swizzle
-  // (the shared-memory panel layout the kernel's wgmma descriptors read).
+  // TMA descriptor of a bf16 [rows, D] workspace tensor: (keys per tile)-row x 64-column boxes,
+  // 128-byte swizzle (the shared-memory panel layout the kernel's wgmma descriptors read).
   void encode(uint16_t* base, int64_t rows, uint8_t (&out)[128]) const {
-    encode_tma_2d(out, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, base, d_.head_dim, rows, 64, kAttnSm90TileKV,
+    encode_tma_2d(out, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, base, d_.head_dim, rows, 64, attn_sm90_tile_kv(d_.head_dim),
                   CU_TENSOR_MAP_SWIZZLE_128B, "attention K/V workspace");
   }
 
@@ -214,8 +217,8 @@ void register_attention_fwd_kernels(Registry& r) {
   e.in_dtypes = {MXQ_DTYPE_E4M3};
   e.out_dtypes = {MXQ_DTYPE_BF16};
   e.variant = "K/V dequantized to bf16 in the workspace (D=128: by the kernel's producer warps, units claimed "
-              "through state words, one persistent CTA per SM; D=64: a prepass); 128 queries (D=64: 192) x 128-key "
-              "tiles, TMA producer + two math warpgroups (D=64: three), online softmax";
+              "through state words, one persistent CTA per SM; D=64, 192, 256: a prepass); 128 queries (D=64: 192) x 128-key "
+              "tiles (D=192, 256: 64-key), TMA producer + two math warpgroups (D=64: three), online softmax";
   e.priority = 0;
   e.supports = attn_fwd_supports;
   e.make = [](const AttentionDesc& d, Device& dev) -> std::unique_ptr<OpImpl> {

@@ -434,6 +434,59 @@ TEST_CASE("gpu attention fwd: masks, head dims, odd lengths (BHSD, swizzled)", "
     }
 }
 
+// D = 192 and 256 run after the prepass with 64-key tiles (the workspace stays padded to 128 keys):
+// lengths that end inside a tile, a tile boundary, and a 128-key unit; masks; GQA and MQA; BSHD with
+// LINEAR scales; varlen with empty and one-key sequences.
+TEST_CASE("gpu attention fwd: head dims 192 and 256 (64-key tiles)", "[gpu][attention][fwd]") {
+  for (int64_t D : {192, 256}) {
+    for (auto mask : {MXQ_ATTN_MASK_NONE, MXQ_ATTN_MASK_CAUSAL_TOP_LEFT, MXQ_ATTN_MASK_CAUSAL_BOTTOM_RIGHT}) {
+      Case c;
+      c.B = 2;
+      c.Hq = 2;
+      c.Hkv = 2;
+      c.Sq = 200;
+      c.Skv = 333;
+      c.D = D;
+      c.mask = mask;
+      check_case(c);
+      c.B = 1;
+      c.Sq = 129;
+      c.Skv = 64;
+      check_case(c);
+      c.Sq = 1;
+      c.Skv = 65;
+      check_case(c);
+    }
+    Case g;
+    g.B = 2;
+    g.Hq = 4;
+    g.Hkv = 2;
+    g.Sq = 257;
+    g.Skv = 190;
+    g.D = D;
+    g.layout = MXQ_ATTN_LAYOUT_BSHD;
+    g.swz = false;
+    check_case(g);
+    g.Hkv = 1;
+    g.mask = MXQ_ATTN_MASK_CAUSAL_BOTTOM_RIGHT;
+    g.swz = true;
+    g.softmax_scale = 0.05f;
+    check_case(g);
+    Case v;
+    v.B = 4;
+    v.Hq = 2;
+    v.Hkv = 1;
+    v.Sq = 300;
+    v.Skv = 280;
+    v.D = D;
+    v.varlen = true;
+    v.mask = MXQ_ATTN_MASK_CAUSAL_BOTTOM_RIGHT;
+    v.lens_q = {1, 300, 77, 130};
+    v.lens_kv = {33, 280, 0, 128};
+    check_case(v);
+  }
+}
+
 TEST_CASE("gpu attention fwd: more queries than keys, fully masked rows, tiny shapes", "[gpu][attention][fwd]") {
   for (auto mask : {MXQ_ATTN_MASK_NONE, MXQ_ATTN_MASK_CAUSAL_TOP_LEFT, MXQ_ATTN_MASK_CAUSAL_BOTTOM_RIGHT}) {
     Case c;
