@@ -1,6 +1,7 @@
 // Benchmark of the GPU MXFP8 attention forward (and backward, when the handle's device has a
 // backward kernel) on the issue's shapes, next to torch's bf16 SDPA (cuDNN and flash backends)
-// when a torch peer script is given.
+// when a torch peer script is given: its output is echoed and then read back for a table of
+// ratios (mxq TFLOP/s over the peer's, same run).
 //
 //   mxq_bench_attention [--torch tools/bench_attention_torch.py] [--fwd-only] [iters]
 //
@@ -24,6 +25,7 @@ namespace {
 struct Shape {
   int64_t B, H, S, D;
   bool causal;
+  double fwd_tf = NAN, bwd_tf = NAN;  // mxq's figures, NaN where it did not run
 };
 
 uint64_t rng_state = 0x9E3779B97F4A7C15ull;
@@ -80,7 +82,7 @@ mxqAttentionPlan_t plan(mxqHandle_t h, const Shape& s, mxqAttentionDirection_t d
 
 bool fwd_only = false;
 
-void bench(mxqHandle_t h, const Shape& s, int iters) {
+void bench(mxqHandle_t h, Shape& s, int iters) {
   namespace L = mxq::layout;
   const int64_t rows = s.B * s.H * s.S;
   const size_t data = static_cast<size_t>(rows * s.D);
@@ -102,7 +104,8 @@ void bench(mxqHandle_t h, const Shape& s, int iters) {
                           {MXQ_ARG_K_SCALES, 0, ks.ptr()}, {MXQ_ARG_V_DATA, 0, v.ptr()},    {MXQ_ARG_V_SCALES, 0, vs.ptr()},
                           {MXQ_ARG_O, 0, o.ptr()},         {MXQ_ARG_LSE, 0, lse.ptr()}};
   const double tf = time_ms([&] { ckq(mxqAttentionExecute(h, pf, fargs, 8, fwsm.ptr(), fws, nullptr), "forward"); }, iters);
-  std::printf(" fwd %8.3f ms %7.1f TFLOP/s", tf, flop / (tf * 1e-3) / 1e12);
+  s.fwd_tf = flop / (tf * 1e-3) / 1e12;
+  std::printf(" fwd %8.3f ms %7.1f TFLOP/s", tf, s.fwd_tf);
   ckq(mxqAttentionPlanDestroy(pf), "destroy");
 
   if (fwd_only) {
@@ -132,10 +135,65 @@ void bench(mxqHandle_t h, const Shape& s, int iters) {
         {MXQ_ARG_DK, 0, dk.ptr()},        {MXQ_ARG_DV, 0, dv.ptr()}};
     const double tb = time_ms(
         [&] { ckq(mxqAttentionExecute(h, pb, bargs, 20, wsm.ptr(), ws, nullptr), "backward"); }, iters);
-    std::printf("   bwd %8.3f ms %7.1f TFLOP/s\n", tb, 2.5 * flop / (tb * 1e-3) / 1e12);
+    s.bwd_tf = 2.5 * flop / (tb * 1e-3) / 1e12;
+    std::printf("   bwd %8.3f ms %7.1f TFLOP/s\n", tb, s.bwd_tf);
   }
   ckq(mxqAttentionPlanDestroy(pb), "destroy");
   std::fflush(stdout);
+}
+
+// One line of the torch peer: "  <backend> B<b> H<h> S<s> D<d> <full|causal> fwd <ms> ms <tf> TFLOP/s
+// bwd <ms> ms <tf> TFLOP/s" (the backward part may be missing).
+struct PeerLine {
+  std::string backend;
+  Shape s;
+};
+bool parse_peer(const char* line, PeerLine& out) {
+  char backend[16] = {0}, mode[16] = {0};
+  long long b = 0, hh = 0, sq = 0, d = 0;
+  double fms = 0, ftf = 0, bms = 0, btf = 0;
+  const int n = std::sscanf(line, " %15s B%lld H%lld S%lld D%lld %15s fwd %lf ms %lf TFLOP/s bwd %lf ms %lf", backend, &b,
+                            &hh, &sq, &d, mode, &fms, &ftf, &bms, &btf);
+  if (n < 8) return false;
+  out.backend = backend;
+  out.s = Shape{b, hh, sq, d, std::strcmp(mode, "causal") == 0};
+  out.s.fwd_tf = ftf;
+  out.s.bwd_tf = n >= 10 ? btf : NAN;
+  return true;
+}
+
+// Runs the peer, echoes its output, and prints mxq's TFLOP/s over each backend's, shape by shape.
+void run_peer(const std::string& cmd, const std::vector<Shape>& ours) {
+  std::printf("\n$ %s\n", cmd.c_str());
+  std::fflush(stdout);
+  FILE* f = popen(cmd.c_str(), "r");
+  if (!f) {
+    std::printf("(could not start the torch peer)\n");
+    return;
+  }
+  std::vector<PeerLine> peers;
+  char line[512];
+  while (std::fgets(line, sizeof line, f)) {
+    std::fputs(line, stdout);
+    PeerLine pl;
+    if (parse_peer(line, pl)) peers.push_back(pl);
+  }
+  const int rc = pclose(f);
+  if (rc != 0) std::printf("(torch peer exited with status %d)\n", rc);
+  if (peers.empty()) return;
+  std::printf("\nratios, mxq TFLOP/s / peer TFLOP/s (same run; > 1: mxq faster):\n");
+  auto ratio = [](double a, double b) { return std::isfinite(a) && std::isfinite(b) && b > 0 ? a / b : NAN; };
+  for (const auto& s : ours) {
+    std::printf("  B%-2lld H%-3lld S%-6lld D%-4lld %-7s", static_cast<long long>(s.B), static_cast<long long>(s.H),
+                static_cast<long long>(s.S), static_cast<long long>(s.D), s.causal ? "causal" : "full");
+    for (const auto& pl : peers) {
+      const Shape& t = pl.s;
+      if (t.B != s.B || t.H != s.H || t.S != s.S || t.D != s.D || t.causal != s.causal) continue;
+      std::printf("  %s fwd %5.2fx", pl.backend.c_str(), ratio(s.fwd_tf, t.fwd_tf));
+      if (!fwd_only) std::printf(" bwd %5.2fx", ratio(s.bwd_tf, t.bwd_tf));
+    }
+    std::printf("\n");
+  }
 }
 
 }  // namespace
@@ -154,18 +212,12 @@ int main(int argc, char** argv) {
   ckq(mxqCreate(&h), "mxqCreate");
   std::printf("mxq_bench_attention on %s, %s\n", device_name.c_str(), mxqGetBuildInfo());
   std::printf("MXFP8 E4M3 in, bf16 O; BHSD, swizzled scales; FLOPs 4*B*H*S^2*D (causal: half), backward 2.5x\n");
-  const std::vector<Shape> shapes = {
+  std::vector<Shape> shapes = {
       {2, 32, 4096, 128, false}, {2, 32, 4096, 128, true}, {1, 16, 16384, 128, true}, {2, 32, 4096, 64, false},
       // The larger head dims (forward only on sm_90a: the backward declines them).
       {2, 16, 4096, 256, false}, {2, 16, 4096, 256, true}, {2, 16, 4096, 192, false}};
-  for (const auto& s : shapes) bench(h, s, iters);
+  for (auto& s : shapes) bench(h, s, iters);
   mxqDestroy(h);
-  if (!torch_script.empty()) {
-    const std::string cmd = "python3 " + torch_script + " --iters " + std::to_string(iters);
-    std::printf("\n$ %s\n", cmd.c_str());
-    std::fflush(stdout);
-    const int rc = std::system(cmd.c_str());
-    if (rc != 0) std::printf("(torch peer exited with status %d)\n", rc);
-  }
+  if (!torch_script.empty()) run_peer("python3 " + torch_script + " --iters " + std::to_string(iters), shapes);
   return 0;
 }
