@@ -18,7 +18,9 @@
 //     swizzled 64-column panels, exactly what the wgmma descriptors read) into two stages, against
 //     full / empty mbarriers. Warpgroups 1 and 2 (and 3 at D = 64: setmaxnreg 24 / 160, so that a
 //     third softmax hides the latencies that two did not) of 64 rows each dequantize their Q rows
-//     once, then per key tile compute S = Q K^T (m64n128k16 over D), the online softmax in registers, and
+//     once (and at D = 128 and 192 keep them in registers as S's A operand, at D = 256 the first
+//     half of D: kQRegKs; shared memory then serves only K and V to the products), then per key
+//     tile compute S = Q K^T (m64n128k16 over D), the online softmax in registers, and
 //     O += P V (P from registers, V N-major: one m64n128k16 per k step over both 64-wide D panels
 //     at D = 128, m64n64k16 at D = 64). Each warpgroup issues S of tile t+1 before P V of tile t
 //     (as compiled, its softmax still waits for its P V: see the main loop), and the math
@@ -351,8 +353,11 @@ __device__ __forceinline__ uint32_t desc_nmajor128_lo(uint32_t smem_addr) {
 // warpgroup i + 1 mod 3).
 // kKV: keys per K/V tile: 128, or 64 at D = 192 and 256 (after the prepass), where O's accumulator
 // (D / 2 registers per thread) leaves room for only half as many scores.
+// kQRegKs: S's first kQRegKs k16 steps take Q from registers (wgmma RS: fragments loaded once per
+// item from the Q tile), the rest from shared memory (SS); each RS step saves the 2 KiB of Q that
+// the SS form reads from shared memory per wgmma (PERFORMANCE.md, sixteenth session).
 template <int D, bool kPingPong, bool kInline, int kProdRegs, int kMathRegs, bool kPersist = false,
-          bool kLean = false, int kMathWG = 2, int kKV = kTileKV>
+          bool kLean = false, int kMathWG = 2, int kKV = kTileKV, int kQRegKs = 0>
 __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(!kPersist || kInline, "the persistent schedule is built on the in-kernel conversion");
@@ -642,6 +647,8 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
                                   : 0.0f;
     }
   };
+  static_assert(kQRegKs >= 0 && kQRegKs <= D / 16, "k steps of S with Q from registers");
+  uint32_t qf[kQRegKs > 0 ? kQRegKs : 1][4];  // Q as the register A operand of S's first kQRegKs k steps
   int item = take_item();
   Work w = item_work(item < 0 ? 0 : item);
   while (item >= 0) {
@@ -666,6 +673,18 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       }
       ptx::fence_proxy_async_shared();
       ptx::named_barrier_sync(1 + cw, 128);
+      if constexpr (kQRegKs > 0) {  // the A fragments of S's first kQRegKs k steps, from the rows just stored
+        const uint32_t trow = static_cast<uint32_t>(cw * 64 + warp * 16 + (lane >> 2));
+#pragma unroll
+        for (int ks = 0; ks < kQRegKs; ++ks) {
+          const uint8_t* panel = sq + (ks >> 2) * kPanelBytes + 4 * (lane & 3);
+          const uint32_t j0 = static_cast<uint32_t>((ks & 3) * 2);
+          qf[ks][0] = *reinterpret_cast<const uint32_t*>(panel + ptx::sw128_offset(trow, j0));
+          qf[ks][1] = *reinterpret_cast<const uint32_t*>(panel + ptx::sw128_offset(trow + 8, j0));
+          qf[ks][2] = *reinterpret_cast<const uint32_t*>(panel + ptx::sw128_offset(trow, j0 + 1));
+          qf[ks][3] = *reinterpret_cast<const uint32_t*>(panel + ptx::sw128_offset(trow + 8, j0 + 1));
+        }
+      }
     }
 
     // This thread's two rows of the warpgroup's 64 (r and r + 8 of the accumulator layout).
@@ -695,8 +714,11 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       for (int ks = 0; ks < D / 16; ++ks) {
         const uint32_t off = static_cast<uint32_t>((ks >> 2) * kPanelBytes + (ks & 3) * 32);
         const uint32_t koff = static_cast<uint32_t>((ks >> 2) * kKVPanelBytes + (ks & 3) * 32);
-        ptx::wgmma_bf16_ss<kKV, 0>(s, ptx::smem_desc_sw128_at(q_desc_lo, off),
-                                   ptx::smem_desc_sw128_at(ptx::smem_desc_sw128_lo(k_addr), koff), ks > 0);
+        if (ks < kQRegKs)
+          ptx::wgmma_bf16_rs<kKV, 0>(s, qf[ks < kQRegKs ? ks : 0], ptx::smem_desc_sw128_at(ptx::smem_desc_sw128_lo(k_addr), koff), ks > 0);
+        else
+          ptx::wgmma_bf16_ss<kKV, 0>(s, ptx::smem_desc_sw128_at(q_desc_lo, off),
+                                     ptx::smem_desc_sw128_at(ptx::smem_desc_sw128_lo(k_addr), koff), ks > 0);
       }
       ptx::wgmma_commit();
     };
@@ -917,11 +939,11 @@ MXQ_ATTN_FWD_KERNELS(256)
 // 96 or 128 registers per thread, S 32, P 16).
 extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
     mxq_attn_fwd_sm90_d192(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<192, true, false, 24, 240, false, false, 2, 64>(p);
+  mxq::sm90attn::attn_fwd_body<192, true, false, 24, 240, false, false, 2, 64, 12>(p);
 }
 extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
     mxq_attn_fwd_sm90_d256(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<256, true, false, 24, 240, false, false, 2, 64>(p);
+  mxq::sm90attn::attn_fwd_body<256, true, false, 24, 240, false, false, 2, 64, 8>(p);
 }
 
 // D = 64: three math warpgroups, 192 query rows per CTA, setmaxnreg 24 / 160 (PERFORMANCE.md, tenth
@@ -932,5 +954,5 @@ extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads3, 1)
 }
 extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
     mxq_attn_fwd_sm90_d128_inl(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, true, true>(p);
+  mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, true, true, 2, mxq::sm90attn::kTileKV, 8>(p);
 }
