@@ -18,7 +18,8 @@ stage build 400 ninja -C "$MXQ_BUILD_DIR" mxq mxq_tests mxq_gpu_tests mxq_demo m
 tar -C "$MXQ_BUILD_DIR/kernels" -czf "$out/ptxas.tgz" ptxas 2> /dev/null
 # GPU_CHECK_PART=1: build, the GPU suite and the GEMM kernels' other paths; 3: the quantizer's other
 # schedules, attention without turns, the unit tests, the Python bindings and racecheck on the
-# attention backward; 2: compute-sanitizer and ./run.sh (the benchmarks). Parts 2 and 3 reuse the build
+# attention backward; 2: compute-sanitizer (memcheck) and ./run.sh (the benchmarks); 4: racecheck on
+# the attention forward. Parts 2, 3 and 4 reuse the build
 # of part 1 on a still-warm machine (else the build stage rebuilds, ~220 s on 16 cores); unset:
 # everything (more than one call's 600 s). On a fresh machine parts 1 and 3 together overran a call.
 part=${GPU_CHECK_PART:-all}
@@ -64,11 +65,14 @@ if [[ $part == 2 || $part == all ]]; then
   # instances and their pre-kernels, which by default only tall groups take).
   stage sanitizer_bprep 180 env MXQ_GEMM_SM90_BPREP=1 compute-sanitizer --tool memcheck --report-api-errors no \
     --error-exitcode 9 "$MXQ_BUILD_DIR/tests/mxq_gpu_tests" "*edge group sizes*,*M-grouped and dense*,*short groups*"
-  # Shared-memory hazards of the attention forward (its producer, converter and math warps share
-  # flags and stages without block barriers).
-  stage racecheck 240 compute-sanitizer --tool racecheck --error-exitcode 9 \
-    "$MXQ_BUILD_DIR/tests/mxq_gpu_tests" "[attention]~[bwd]"
   stage run_sh 300 ./run.sh
+fi
+if [[ $part == 4 || $part == all ]]; then
+  # Shared-memory hazards of the attention forward (its producer, converter and math warps share
+  # flags and stages without block barriers). Over 240 s since the D = 192 / 256 cases (the D = 64
+  # case B1 Sq33 Skv257 alone takes minutes under racecheck), so a part of its own.
+  stage racecheck 480 compute-sanitizer --tool racecheck --error-exitcode 9 \
+    "$MXQ_BUILD_DIR/tests/mxq_gpu_tests" "[attention]~[bwd]"
 fi
 # $OUT returns at most 8 files: every log goes back in one archive (the summary lines carry the last
 # line of each).
