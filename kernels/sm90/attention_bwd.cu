@@ -425,6 +425,21 @@ __device__ __forceinline__ void issue_product_over_d(float (&acc)[32], uint32_t 
   }
 }
 
+// The same product with its first NR k steps' A operand from registers (wgmma RS; frag[k] holds
+// the A fragment of k step k), the rest from shared memory as above.
+template <int D, int NR>
+__device__ __forceinline__ void issue_product_over_d_rs(float (&acc)[32], const uint32_t (&frag)[NR > 0 ? NR : 1][4],
+                                                        uint32_t a_addr, uint32_t b_addr) {
+  ptx::undef_acc(acc);  // the first wgmma overwrites acc
+  const uint32_t a_lo = ptx::smem_desc_sw128_lo(a_addr), b_lo = ptx::smem_desc_sw128_lo(b_addr);
+#pragma unroll
+  for (int k = 0; k < D / 16; ++k) {
+    const uint32_t ao = (k >> 2) * (kRows * 128) + (k & 3) * 32, bo = (k >> 2) * (kStep * 128) + (k & 3) * 32;
+    if (k < NR) ptx::wgmma_bf16_rs<64, 0>(acc, frag[k < NR ? k : 0], desc(b_lo, bo), k > 0);
+    else ptx::wgmma_bf16_ss<64, 0>(acc, desc(a_lo, ao), desc(b_lo, bo), k > 0);
+  }
+}
+
 // ---- delta = rowsum(dO * O), fp32, into the workspace ------------------------------------------
 template <int D>
 __device__ __forceinline__ void delta_body(const P& p) {
@@ -560,7 +575,9 @@ __device__ __forceinline__ void dq_post_body(const P& p) {
 // overwritten; the stage is released after dQ). D = 64: each warpgroup reduces its own kv rows'
 // product over all 64 columns (K split: no cross-warpgroup barrier; twice the reductions), from
 // its own dS^T tile per stage.
-template <int D, bool kFused>
+// kRegKs: S^T's and dP^T's first kRegKs k steps take the resident K and V rows from registers (A
+// fragments read once from the tiles), the rest from shared memory.
+template <int D, bool kFused, int kRegKs = 0>
 __device__ __forceinline__ void dkv_body(const P& p) {
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = ptx::smem_align1024(smem_raw);
@@ -743,15 +760,33 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   float s[32], dp[32];
   uint32_t pa[4][4], da[4][4];
   auto stage_addr = [&](int64_t it) { return ptx::smem_addr(stage0 + static_cast<int>(it & 1) * 4 * kStepTile); };
+  uint32_t kf[kRegKs > 0 ? kRegKs : 1][4], vf[kRegKs > 0 ? kRegKs : 1][4];
+  if constexpr (kRegKs > 0) {
+    const uint32_t row = static_cast<uint32_t>(wg * 64 + r0);
+#pragma unroll
+    for (int ks = 0; ks < kRegKs; ++ks) {
+      const int panel = (ks >> 2) * (kRows * 128) + 4 * (l & 3);
+      const uint32_t j0 = static_cast<uint32_t>((ks & 3) * 2);
+      const uint32_t o[4] = {ptx::sw128_offset(row, j0), ptx::sw128_offset(row + 8, j0), ptx::sw128_offset(row, j0 + 1),
+                             ptx::sw128_offset(row + 8, j0 + 1)};
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        kf[ks][q] = *reinterpret_cast<const uint32_t*>(k_tile + panel + o[q]);
+        vf[ks][q] = *reinterpret_cast<const uint32_t*>(v_tile + panel + o[q]);
+      }
+    }
+  }
   auto issue_s = [&](int64_t it) {
     ptx::mbar_wait(&full[it & 1], static_cast<uint32_t>((it >> 1) & 1));
     ptx::wgmma_fence();
-    issue_product_over_d<D>(s, k_addr, stage_addr(it));
+    if constexpr (kRegKs > 0) issue_product_over_d_rs<D, kRegKs>(s, kf, k_addr, stage_addr(it));
+    else issue_product_over_d<D>(s, k_addr, stage_addr(it));
     ptx::wgmma_commit();
   };
   auto issue_dp = [&](int64_t it) {
     ptx::wgmma_fence();
-    issue_product_over_d<D>(dp, v_addr, stage_addr(it) + kStepTile);
+    if constexpr (kRegKs > 0) issue_product_over_d_rs<D, kRegKs>(dp, vf, v_addr, stage_addr(it) + kStepTile);
+    else issue_product_over_d<D>(dp, v_addr, stage_addr(it) + kStepTile);
     ptx::wgmma_commit();
   };
   // With S^T and dP^T of step it issued: P^T, dS^T (fp32, in dp) and Pq (bf16 fragments, in pa).
@@ -1238,10 +1273,10 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
-template <int D, bool kFused>
+template <int D, bool kFused, int kRegKs = 0>
 __device__ __forceinline__ void dkv_entry(const P& p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  dkv_body<D, kFused>(p);
+  dkv_body<D, kFused, kRegKs>(p);
 #else
   // Generic PTX build (compute_90 without 'a'): no wgmma; the launcher never selects this kernel
   // on such a device, and a stray launch fails loudly rather than silently.
@@ -1274,7 +1309,7 @@ __device__ __forceinline__ void dq_entry(const P& p) {
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(mxq::kAttnBwdThreads, 1)                                            \
       mxq_attn_bwd_sm90_dkv_d##D(const __grid_constant__ mxq::AttnBwdSm90Params p) {                               \
-    mxq::sm90attn::dkv_entry<D, false>(p);                                                                         \
+    mxq::sm90attn::dkv_entry<D, false, (D == 64 ? 4 : 0)>(p);                                                      \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(mxq::kAttnBwdThreads, 1)                                            \
       mxq_attn_bwd_sm90_dkvq_d##D(const __grid_constant__ mxq::AttnBwdSm90Params p) {                              \
@@ -1289,5 +1324,8 @@ __device__ __forceinline__ void dq_entry(const P& p) {
     mxq::sm90attn::dq_entry<D>(p);                                                                                 \
   }
 
+// The two-kernel path's dK/dV kernel at D = 64 takes K and V from registers for S^T and dP^T (+7%
+// measured); the fused kernel measured 1.5% slower with them (PERFORMANCE.md, sixteenth session),
+// and at D = 128 they do not fit (spills from 2 k steps of 8 on).
 MXQ_ATTN_BWD_ENTRIES(64)
 MXQ_ATTN_BWD_ENTRIES(128)
