@@ -420,7 +420,7 @@ void check_case(const Case& c) {
 }  // namespace
 
 TEST_CASE("gpu attention fwd: masks, head dims, odd lengths (BHSD, swizzled)", "[gpu][attention][fwd]") {
-  for (int64_t D : {64, 128})
+  for (int64_t D : {64, 128, 192, 256})
     for (auto mask : {MXQ_ATTN_MASK_NONE, MXQ_ATTN_MASK_CAUSAL_TOP_LEFT, MXQ_ATTN_MASK_CAUSAL_BOTTOM_RIGHT}) {
       Case c;
       c.B = 2;
@@ -435,56 +435,23 @@ TEST_CASE("gpu attention fwd: masks, head dims, odd lengths (BHSD, swizzled)", "
 }
 
 // D = 192 and 256 run after the prepass with 64-key tiles (the workspace stays padded to 128 keys):
-// lengths that end inside a tile, a tile boundary, and a 128-key unit; masks; GQA and MQA; BSHD with
-// LINEAR scales; varlen with empty and one-key sequences.
-TEST_CASE("gpu attention fwd: head dims 192 and 256 (64-key tiles)", "[gpu][attention][fwd]") {
-  for (int64_t D : {192, 256}) {
+// key lengths at a tile boundary and one past it, under every mask (the other tests run these head
+// dims on odd lengths, GQA / MQA with BSHD and LINEAR scales, and varlen).
+TEST_CASE("gpu attention fwd: head dims 192 and 256 at 64-key tile boundaries", "[gpu][attention][fwd]") {
+  for (int64_t D : {192, 256})
     for (auto mask : {MXQ_ATTN_MASK_NONE, MXQ_ATTN_MASK_CAUSAL_TOP_LEFT, MXQ_ATTN_MASK_CAUSAL_BOTTOM_RIGHT}) {
       Case c;
-      c.B = 2;
       c.Hq = 2;
       c.Hkv = 2;
-      c.Sq = 200;
-      c.Skv = 333;
-      c.D = D;
-      c.mask = mask;
-      check_case(c);
-      c.B = 1;
       c.Sq = 129;
       c.Skv = 64;
+      c.D = D;
+      c.mask = mask;
       check_case(c);
       c.Sq = 1;
       c.Skv = 65;
       check_case(c);
     }
-    Case g;
-    g.B = 2;
-    g.Hq = 4;
-    g.Hkv = 2;
-    g.Sq = 257;
-    g.Skv = 190;
-    g.D = D;
-    g.layout = MXQ_ATTN_LAYOUT_BSHD;
-    g.swz = false;
-    check_case(g);
-    g.Hkv = 1;
-    g.mask = MXQ_ATTN_MASK_CAUSAL_BOTTOM_RIGHT;
-    g.swz = true;
-    g.softmax_scale = 0.05f;
-    check_case(g);
-    Case v;
-    v.B = 4;
-    v.Hq = 2;
-    v.Hkv = 1;
-    v.Sq = 300;
-    v.Skv = 280;
-    v.D = D;
-    v.varlen = true;
-    v.mask = MXQ_ATTN_MASK_CAUSAL_BOTTOM_RIGHT;
-    v.lens_q = {1, 300, 77, 130};
-    v.lens_kv = {33, 280, 0, 128};
-    check_case(v);
-  }
 }
 
 TEST_CASE("gpu attention fwd: more queries than keys, fully masked rows, tiny shapes", "[gpu][attention][fwd]") {
@@ -506,18 +473,22 @@ TEST_CASE("gpu attention fwd: more queries than keys, fully masked rows, tiny sh
 
 TEST_CASE("gpu attention fwd: GQA / MQA, BSHD, LINEAR scales, softmax scale", "[gpu][attention][fwd]") {
   Case c;
-  c.B = 2;
-  c.Hq = 4;
-  c.Hkv = 2;
-  c.Sq = 257;
-  c.Skv = 190;
-  c.layout = MXQ_ATTN_LAYOUT_BSHD;
-  c.swz = false;
-  check_case(c);
-  c.Hkv = 1;
-  c.mask = MXQ_ATTN_MASK_CAUSAL_BOTTOM_RIGHT;
-  c.swz = true;
-  check_case(c);
+  for (int64_t D : {128, 192, 256}) {
+    c = Case{};
+    c.B = 2;
+    c.Hq = 4;
+    c.Hkv = 2;
+    c.Sq = 257;
+    c.Skv = 190;
+    c.D = D;
+    c.layout = MXQ_ATTN_LAYOUT_BSHD;
+    c.swz = false;
+    check_case(c);
+    c.Hkv = 1;
+    c.mask = MXQ_ATTN_MASK_CAUSAL_BOTTOM_RIGHT;
+    c.swz = true;
+    check_case(c);
+  }
   c.layout = MXQ_ATTN_LAYOUT_BHSD;
   c.D = 64;
   c.softmax_scale = 0.3f;
@@ -540,21 +511,23 @@ TEST_CASE("gpu attention fwd: many heads under a mask (sections of the persisten
 }
 
 TEST_CASE("gpu attention fwd: variable-length packed sequences", "[gpu][attention][fwd]") {
-  for (bool swz : {true, false})
-    for (auto mask : {MXQ_ATTN_MASK_NONE, MXQ_ATTN_MASK_CAUSAL_BOTTOM_RIGHT}) {
-      Case c;
-      c.B = 4;
-      c.Hq = 2;
-      c.Hkv = 1;
-      c.Sq = 300;
-      c.Skv = 280;
-      c.varlen = true;
-      c.swz = swz;
-      c.mask = mask;
-      c.lens_q = {1, 300, 77, 130};
-      c.lens_kv = {33, 280, 0, 129};
-      check_case(c);
-    }
+  for (int64_t D : {128, 256})
+    for (bool swz : {true, false})
+      for (auto mask : {MXQ_ATTN_MASK_NONE, MXQ_ATTN_MASK_CAUSAL_BOTTOM_RIGHT}) {
+        Case c;
+        c.B = 4;
+        c.Hq = 2;
+        c.Hkv = 1;
+        c.Sq = 300;
+        c.Skv = 280;
+        c.D = D;
+        c.varlen = true;
+        c.swz = swz;
+        c.mask = mask;
+        c.lens_q = {1, 300, 77, 130};
+        c.lens_kv = {33, 280, 0, 129};
+        check_case(c);
+      }
 }
 
 TEST_CASE("gpu attention fwd: a NaN in Q makes its row NaN, on both backends", "[gpu][attention][fwd]") {
