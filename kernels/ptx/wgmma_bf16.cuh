@@ -61,6 +61,19 @@ __device__ __forceinline__ uint32_t sw128_offset(uint32_t row, uint32_t chunk16)
   return row * 128u + ((chunk16 ^ (row & 7u)) << 4);
 }
 
+// The register A fragment of k16 step ks of an m64nNk16 wgmma, read from a K-major bf16 tile in the
+// 128-byte-swizzled 64-column panel layout (panel: the panel holding step ks, i.e. columns 64 (ks / 4)
+// on): rows row and row + 8 (row: the warp's 16-row slice + lane / 4), columns 16 (ks % 4) +
+// 2 (lane % 4) + {0, 1} and the same + 8.
+__device__ __forceinline__ void lds_a_frag_sw128(const uint8_t* panel, uint32_t row, int ks, int lane, uint32_t (&a)[4]) {
+  const uint8_t* p = panel + 4 * (lane & 3);
+  const uint32_t j0 = static_cast<uint32_t>((ks & 3) * 2);
+  a[0] = *reinterpret_cast<const uint32_t*>(p + sw128_offset(row, j0));
+  a[1] = *reinterpret_cast<const uint32_t*>(p + sw128_offset(row + 8, j0));
+  a[2] = *reinterpret_cast<const uint32_t*>(p + sw128_offset(row, j0 + 1));
+  a[3] = *reinterpret_cast<const uint32_t*>(p + sw128_offset(row + 8, j0 + 1));
+}
+
 template <int N, int TransB>
 __device__ __forceinline__ void wgmma_bf16_ss(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, int scale_d);
 template <int N, int TransB>

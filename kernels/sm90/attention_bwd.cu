@@ -765,15 +765,9 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     const uint32_t row = static_cast<uint32_t>(wg * 64 + r0);
 #pragma unroll
     for (int ks = 0; ks < kRegKs; ++ks) {
-      const int panel = (ks >> 2) * (kRows * 128) + 4 * (l & 3);
-      const uint32_t j0 = static_cast<uint32_t>((ks & 3) * 2);
-      const uint32_t o[4] = {ptx::sw128_offset(row, j0), ptx::sw128_offset(row + 8, j0), ptx::sw128_offset(row, j0 + 1),
-                             ptx::sw128_offset(row + 8, j0 + 1)};
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        kf[ks][q] = *reinterpret_cast<const uint32_t*>(k_tile + panel + o[q]);
-        vf[ks][q] = *reinterpret_cast<const uint32_t*>(v_tile + panel + o[q]);
-      }
+      const int panel = (ks >> 2) * (kRows * 128);
+      ptx::lds_a_frag_sw128(k_tile + panel, row, ks, l, kf[ks]);
+      ptx::lds_a_frag_sw128(v_tile + panel, row, ks, l, vf[ks]);
     }
   }
   auto issue_s = [&](int64_t it) {

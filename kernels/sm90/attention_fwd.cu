@@ -676,14 +676,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       if constexpr (kQRegKs > 0) {  // the A fragments of S's first kQRegKs k steps, from the rows just stored
         const uint32_t trow = static_cast<uint32_t>(cw * 64 + warp * 16 + (lane >> 2));
 #pragma unroll
-        for (int ks = 0; ks < kQRegKs; ++ks) {
-          const uint8_t* panel = sq + (ks >> 2) * kPanelBytes + 4 * (lane & 3);
-          const uint32_t j0 = static_cast<uint32_t>((ks & 3) * 2);
-          qf[ks][0] = *reinterpret_cast<const uint32_t*>(panel + ptx::sw128_offset(trow, j0));
-          qf[ks][1] = *reinterpret_cast<const uint32_t*>(panel + ptx::sw128_offset(trow + 8, j0));
-          qf[ks][2] = *reinterpret_cast<const uint32_t*>(panel + ptx::sw128_offset(trow, j0 + 1));
-          qf[ks][3] = *reinterpret_cast<const uint32_t*>(panel + ptx::sw128_offset(trow + 8, j0 + 1));
-        }
+        for (int ks = 0; ks < kQRegKs; ++ks) ptx::lds_a_frag_sw128(sq + (ks >> 2) * kPanelBytes, trow, ks, lane, qf[ks]);
       }
     }
 
