@@ -414,28 +414,16 @@ __device__ __forceinline__ uint64_t desc(uint32_t lo, uint32_t off) { return ptx
 
 // acc[64 x 64] = A B^T over D (bf16 wgmma m64n64k16, not committed): A is 64 rows of a 128-row
 // tile (kRows-row 64-column panels), B a 64-row step tile (kStep-row panels), both K-major along D.
-template <int D>
-__device__ __forceinline__ void issue_product_over_d(float (&acc)[32], uint32_t a_addr, uint32_t b_addr) {
+// The first NR k steps take A from registers instead (wgmma RS; frag[k]: the A fragment of k step k).
+template <int D, int NR = 0>
+__device__ __forceinline__ void issue_product_over_d(float (&acc)[32], uint32_t a_addr, uint32_t b_addr,
+                                                     const uint32_t (*frag)[4] = nullptr) {
   ptx::undef_acc(acc);  // the first wgmma overwrites acc
   const uint32_t a_lo = ptx::smem_desc_sw128_lo(a_addr), b_lo = ptx::smem_desc_sw128_lo(b_addr);
 #pragma unroll
   for (int k = 0; k < D / 16; ++k) {
     const uint32_t ao = (k >> 2) * (kRows * 128) + (k & 3) * 32, bo = (k >> 2) * (kStep * 128) + (k & 3) * 32;
-    ptx::wgmma_bf16_ss<64, 0>(acc, desc(a_lo, ao), desc(b_lo, bo), k > 0);
-  }
-}
-
-// The same product with its first NR k steps' A operand from registers (wgmma RS; frag[k] holds
-// the A fragment of k step k), the rest from shared memory as above.
-template <int D, int NR>
-__device__ __forceinline__ void issue_product_over_d_rs(float (&acc)[32], const uint32_t (&frag)[NR > 0 ? NR : 1][4],
-                                                        uint32_t a_addr, uint32_t b_addr) {
-  ptx::undef_acc(acc);  // the first wgmma overwrites acc
-  const uint32_t a_lo = ptx::smem_desc_sw128_lo(a_addr), b_lo = ptx::smem_desc_sw128_lo(b_addr);
-#pragma unroll
-  for (int k = 0; k < D / 16; ++k) {
-    const uint32_t ao = (k >> 2) * (kRows * 128) + (k & 3) * 32, bo = (k >> 2) * (kStep * 128) + (k & 3) * 32;
-    if (k < NR) ptx::wgmma_bf16_rs<64, 0>(acc, frag[k < NR ? k : 0], desc(b_lo, bo), k > 0);
+    if (k < NR) ptx::wgmma_bf16_rs<64, 0>(acc, frag[k], desc(b_lo, bo), k > 0);
     else ptx::wgmma_bf16_ss<64, 0>(acc, desc(a_lo, ao), desc(b_lo, bo), k > 0);
   }
 }
@@ -773,14 +761,12 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   auto issue_s = [&](int64_t it) {
     ptx::mbar_wait(&full[it & 1], static_cast<uint32_t>((it >> 1) & 1));
     ptx::wgmma_fence();
-    if constexpr (kRegKs > 0) issue_product_over_d_rs<D, kRegKs>(s, kf, k_addr, stage_addr(it));
-    else issue_product_over_d<D>(s, k_addr, stage_addr(it));
+    issue_product_over_d<D, kRegKs>(s, k_addr, stage_addr(it), kf);
     ptx::wgmma_commit();
   };
   auto issue_dp = [&](int64_t it) {
     ptx::wgmma_fence();
-    if constexpr (kRegKs > 0) issue_product_over_d_rs<D, kRegKs>(dp, vf, v_addr, stage_addr(it) + kStepTile);
-    else issue_product_over_d<D>(dp, v_addr, stage_addr(it) + kStepTile);
+    issue_product_over_d<D, kRegKs>(dp, v_addr, stage_addr(it) + kStepTile, vf);
     ptx::wgmma_commit();
   };
   // With S^T and dP^T of step it issued: P^T, dS^T (fp32, in dp) and Pq (bf16 fragments, in pa).
