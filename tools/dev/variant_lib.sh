@@ -1,0 +1,40 @@
+#!/bin/bash
+# Builds a variant of libmxq for an A/B run on the device (tools/device/ab_bench.py): the kernel
+# source FILE gets `#define NAME` lines for the given macros at its top, the library is rebuilt in
+# BUILD (an existing configured build directory: only FILE's fatbin recompiles), libmxq.so.0 is
+# copied to OUT/, and FILE is restored (also on failure). No macros: the tree as it is.
+#
+#   tools/dev/variant_lib.sh BUILD OUT FILE [MACRO[=VALUE]...]
+#   e.g. tools/dev/variant_lib.sh build-lead /tmp/v/C kernels/sm90/attention_bwd.cu MXQ_BWD_FOLD
+#
+# Then pack the variant directories with the benchmark / test binaries into an ignored folder of
+# the checkout (e.g. .dev-lead/, xz: ~12 MB per library; the device tool carries 64 MiB) and run
+#   python3 tools/device/ab_bench.py --root DIR --libs base,C --tests '[attention][bwd]' \
+#       --test-bin DIR/mxq_gpu_tests -- DIR/mxq_bench_attention_bwd
+set -euo pipefail
+[ $# -ge 3 ] || { sed -n '2,14p' "$0"; exit 2; }
+build=$1 out=$2 file=$3
+shift 3
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+[ -f "$file" ] || { echo "variant_lib: no $file" >&2; exit 2; }
+backup=$(mktemp)
+cp -p "$file" "$backup"
+# Restored with a new mtime, so that the next build of BUILD recompiles FILE as it is.
+restore() { cp "$backup" "$file"; rm -f "$backup"; }
+trap restore EXIT
+if [ $# -gt 0 ]; then
+  {
+    for m in "$@"; do
+      if [[ $m == *=* ]]; then echo "#define ${m%%=*} ${m#*=}"; else echo "#define $m"; fi
+    done
+    cat "$backup"
+  } > "$file"
+fi
+export PATH=/usr/local/cuda/bin:$PATH
+cmake --build "$build" --target mxq -j "$(nproc)" > /dev/null
+mkdir -p "$out"
+cp "$build/libmxq.so.0" "$out/libmxq.so.0"
+grep -h -A1 "Compiling entry" "$build"/kernels/ptxas/*.log 2>/dev/null | grep -B1 "[1-9][0-9]* bytes spill stores" |
+  grep -o "'[a-z0-9_]*'" | tr '\n' ' ' | sed 's/^./variant_lib: entries with spills: &/;$a\' || true
+echo "variant_lib: $out/libmxq.so.0 (${*:-no macros})"
