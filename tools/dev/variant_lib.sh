@@ -35,6 +35,10 @@ export PATH=/usr/local/cuda/bin:$PATH
 cmake --build "$build" --target mxq -j "$(nproc)" > /dev/null
 mkdir -p "$out"
 cp "$build/libmxq.so.0" "$out/libmxq.so.0"
-grep -h -A1 "Compiling entry" "$build"/kernels/ptxas/*.log 2>/dev/null | grep -B1 "[1-9][0-9]* bytes spill stores" |
-  grep -o "'[a-z0-9_]*'" | tr '\n' ' ' | sed 's/^./variant_lib: entries with spills: &/;$a\' || true
+# FILE's sm_90a entries that spill (ptxas -v: "Compiling entry function 'X' for 'sm_90a'", then the spill line)
+rel=${file#kernels/}
+log="$build/kernels/ptxas/$(echo "${rel%.cu}" | tr / _).log"
+awk '/Compiling entry function .* for .sm_90a./ { split($0, q, "\x27"); e = q[2] }
+     /bytes spill stores/ && e != "" { if ($5 + 0 > 0) printf "variant_lib: %s spills %s bytes\n", e, $5; e = "" }' \
+  "$log"
 echo "variant_lib: $out/libmxq.so.0 (${*:-no macros})"
