@@ -7,8 +7,8 @@ load that variant. The variants run interleaved, round after round, so that cloc
 drift hit every variant alike (docs/PERFORMANCE.md: differences under ~2% between two libraries are
 noise unless an unchanged kernel runs identically in both).
 
-    ab_bench.py --root DIR --libs base,A,B [--rounds 3] [--tests '[attention][bwd]' --test-bin BIN]
-                -- BENCH [ARGS...]
+    ab_bench.py --root DIR --libs base,A,B [--rounds 3] [--tests '[attention][bwd]' --test-bin BIN
+                [--tests-skip-base]] -- BENCH [ARGS...]
 
 Every output line of BENCH with a "<x> TFLOP/s" (or "<x> TB/s") figure is a measurement; its key is
 the text before the first "<t> ms" (else before the figure). The summary gives, per key, each
@@ -68,6 +68,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--tests", help="Catch2 spec run once per variant before the rounds")
     ap.add_argument("--test-bin", default="mxq_gpu_tests")
+    ap.add_argument("--tests-skip-base", action="store_true", help="run the tests on the variants only, not the baseline")
     ap.add_argument("--self-test", action="store_true")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
@@ -85,7 +86,7 @@ def main():
         env_of[v] = dict(os.environ, LD_LIBRARY_PATH=d + ":" + os.environ.get("LD_LIBRARY_PATH", ""))
     rc = 0
     if a.tests:
-        for v in libs:
+        for v in libs[1:] if a.tests_skip_base else libs:
             r = subprocess.run([a.test_bin, a.tests], env=env_of[v], capture_output=True, text=True)
             tail = (r.stdout + r.stderr).strip().splitlines()[-2:]
             print("== tests %s %s: rc=%d  %s" % (v, a.tests, r.returncode, " | ".join(tail)), flush=True)
