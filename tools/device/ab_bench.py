@@ -10,9 +10,10 @@ noise unless an unchanged kernel runs identically in both).
     ab_bench.py --root DIR --libs base,A,B [--rounds 3] [--tests '[attention][bwd]' --test-bin BIN
                 [--tests-skip-base]] -- BENCH [ARGS...]
 
-Every output line of BENCH with a "<x> TFLOP/s" (or "<x> TB/s") figure is a measurement; its key is
-the text before the first "<t> ms" (else before the figure). The summary gives, per key, each
-variant's figures over the rounds and the change of its median against the first variant.
+Every "<label> <t> ms <x> TFLOP/s|TF|TB/s" of BENCH's output is a measurement, keyed by its line's
+text before the first such figure plus the label (a line without one: its first figure, keyed by the
+text before it). The summary gives, per key, each variant's figures over the rounds and the change
+of its median against the first variant.
 --self-test checks the parser on canned lines (run by the CPU test suite).
 """
 import argparse
@@ -22,21 +23,27 @@ import statistics
 import subprocess
 import sys
 
-_FIG = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*(TFLOP/s|TB/s)")
-_MS = re.compile(r"\s[0-9]+(?:\.[0-9]+)?\s*ms\b")
+_FIG = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*(TFLOP/s|TB/s|TF)\b")
+# "<label> <t> ms <x> <unit>": one timed figure of a line that may hold several (mxq_bench_gemm).
+_TIMED = re.compile(r"(\S+)\s+[0-9]+(?:\.[0-9]+)?\s*ms\s+([0-9]+(?:\.[0-9]+)?)\s*(TFLOP/s|TB/s|TF)\b")
 
 
 def parse(lines):
-    """[(key, value, unit)] for every measurement line, in order."""
+    """[(key, value, unit)] for every figure: each "<label> <t> ms <x> TF|TFLOP/s|TB/s" of a line,
+    keyed by the line's text before its first such figure plus the label; else the line's first
+    figure, keyed by the text before it."""
     out = []
     for line in lines:
-        m = _FIG.search(line)
-        if not m:
+        timed = list(_TIMED.finditer(line))
+        if timed:
+            prefix = " ".join(line[: timed[0].start()].split())
+            for m in timed:
+                key = (prefix + " " + m.group(1)).strip()
+                out.append((key, float(m.group(2)), m.group(3)))
             continue
-        cut = _MS.search(line)
-        key = line[: cut.start() if cut and cut.start() < m.start() else m.start()]
-        key = " ".join(key.split())
-        out.append((key, float(m.group(1)), m.group(2)))
+        m = _FIG.search(line)
+        if m:
+            out.append((" ".join(line[: m.start()].split()), float(m.group(1)), m.group(2)))
     return out
 
 
@@ -45,14 +52,18 @@ def self_test():
         "mxq_bench_attention_bwd on NVIDIA H100 80GB HBM3, 0.1.0",
         "B2 H32 S4096 D128 non-causal default rule              3.734 ms    368.1 TFLOP/s   cuDNN bf16 bwd (ANCHORS, H100) 537: 0.69x",
         "B2 H32 S4096 D128 causal     two-kernel (FUSED_DQ=0)   2.591 ms    265.2 TFLOP/s",
-        "decode E64 x 16  0.364 ms  2.70 TB/s  0.90 of copy",
+        "fprop  E8 M65536 N2048 K7168        mxq    2.800 ms  687.0 TF | fp8-prom    2.950 ms  652.1 TF | cuBLAS bf16    2.610 ms  737.2 TF | ratio 0.93x",
+        "       decode: 0.983 GB moved, mxq 2.70 TB/s = 0.90 of copy (3.00 TB/s); fp8-prom 2.10 TB/s",
         "no figure here",
     ]
     got = parse(lines)
     want = [
         ("B2 H32 S4096 D128 non-causal default rule", 368.1, "TFLOP/s"),
         ("B2 H32 S4096 D128 causal two-kernel (FUSED_DQ=0)", 265.2, "TFLOP/s"),
-        ("decode E64 x 16", 2.70, "TB/s"),
+        ("fprop E8 M65536 N2048 K7168 mxq", 687.0, "TF"),
+        ("fprop E8 M65536 N2048 K7168 fp8-prom", 652.1, "TF"),
+        ("fprop E8 M65536 N2048 K7168 bf16", 737.2, "TF"),
+        ("decode: 0.983 GB moved, mxq", 2.70, "TB/s"),
     ]
     if got != want:
         print("ab_bench self-test FAILED:\n  got  %r\n  want %r" % (got, want))
