@@ -61,6 +61,10 @@
 //    live in one quad of lanes, so the block maximum is two shuffles.
 //  - P*p_scale is rounded to E4M3 and the E4M3 value (exact in bf16) enters the dV product; dV is
 //    multiplied by 1/p_scale once in fp32 at the end, so any p_scale is exact.
+//  - The dK/dV kernels take P*p_scale straight from the exponential and fold softmax_scale/p_scale
+//    into dS's quantizations (one multiply by scale * 2^(127-E) per element instead of two
+//    multiplies and the 2^(127-E) one: the same fp32 values, docs/NUMERICS.md); the two-kernel
+//    D = 128 dK/dV kernel uses ex2.approx.ftz for P as well (docs/PERFORMANCE.md, eighteenth session).
 // Sequence blocks start at multiples of 64, so a 32-block of dS never straddles two steps and the
 // 32-blocks are aligned to position 0 of each sequence like the oracle's. Positions past a sequence
 // are zeros in the workspace; masked entries of P and dS are exactly 0.
@@ -235,9 +239,14 @@ __device__ __forceinline__ void block_amax(const float (&x)[32], float (&amax)[2
 // wgmma_bf16.cuh), MXFP8-quantizes each row's two 32-column blocks (E4M3, RCEIL, the quantizer's
 // arithmetic: cpu mx_roundtrip) and returns the dequantized values as bf16 A fragments.
 // The exact general form: E4M3 -> f16x2 -> two fp32, times the fp32 multiplier, -> bf16x2.
-__device__ __forceinline__ void mx_rows_to_frags_exact(const float (&x)[32], uint32_t (&a)[4][4]) {
+// kFold: the values are x * f (f = softmax_scale / p_scale, see dkv_body), formed here in fp32.
+template <bool kFold = false>
+__device__ __forceinline__ void mx_rows_to_frags_exact(const float (&x_)[32], uint32_t (&a)[4][4], float f = 1.0f) {
+  auto xv = [&](int i) { return kFold ? __fmul_rn(x_[i], f) : x_[i]; };  // formed at each use: no copy
   float amax[2][2];
-  block_amax(x, amax, [](float v, float y0, float y1) { return fmaxf(v, fmaxf(fabsf(y0), fabsf(y1))); },
+  block_amax(x_, amax,
+             [&](float v, float y0, float y1) { return fmaxf(v, fmaxf(fabsf(kFold ? __fmul_rn(y0, f) : y0),
+                                                                     fabsf(kFold ? __fmul_rn(y1, f) : y1))); },
              [](float u, float w) { return fmaxf(u, w); });
 #pragma unroll
   for (int blk = 0; blk < 2; ++blk) {
@@ -247,8 +256,8 @@ __device__ __forceinline__ void mx_rows_to_frags_exact(const float (&x)[32], uin
       rceil_e4m3_scale(amax[blk][half], inv, m);
 #pragma unroll
       for (int jj = 4 * blk; jj < 4 * blk + 4; ++jj) {
-        const uint16_t q = dev::f32x2_to_fp8x2_satfinite<Fp8::E4M3>(__fmul_rn(x[4 * jj + 2 * half], inv),
-                                                                    __fmul_rn(x[4 * jj + 2 * half + 1], inv));
+        const uint16_t q = dev::f32x2_to_fp8x2_satfinite<Fp8::E4M3>(__fmul_rn(xv(4 * jj + 2 * half), inv),
+                                                                    __fmul_rn(xv(4 * jj + 2 * half + 1), inv));
         // accumulator pair index (4 jj + 2 half) / 2 -> fragment [k = jj/2][(jj%2)*2 + half]
         a[jj >> 1][(jj & 1) * 2 + half] = dq2(q, m);
       }
@@ -274,28 +283,37 @@ __device__ __forceinline__ float max_nan(float v, float x) {
 // no block holds a NaN (an E4M3 NaN code would come out finite): the block maxima propagate NaN
 // here, so a NaN, an Inf or a large block gives E > 134 and its warp takes the exact form (a
 // warp-uniform branch; amax is then recomputed with fmaxf, as the quantizer does).
-__device__ __forceinline__ void mx_rows_to_frags(const float (&x)[32], uint32_t (&a)[4][4]) {
+// kFold: the values to quantize are x * f (x = P * p_scale * (dP - delta), f = softmax_scale /
+// p_scale): the block maximum is multiplied by f (the maximum commutes with the rounding of a
+// positive multiply) and each element is multiplied once by f * 2^(127-E), whose bits are
+// fc - (E << 23) (fold_ok: f in [2^-119, 2), so that is a normal float for every E <= 134). One
+// rounding of x * f * 2^(127-E) instead of two: the same E4M3 codes except where the oracle's
+// rounding of x * f to fp32 moves a value across an E4M3 rounding midpoint (docs/NUMERICS.md).
+template <bool kFold = false>
+__device__ __forceinline__ void mx_rows_to_frags(const float (&x)[32], uint32_t (&a)[4][4], float f = 1.0f,
+                                                 uint32_t fc = 0u, bool fold_ok = true) {
   using Cvt = sm90gemm::Fp8Bits<ptx::Fp8Kind::E4M3>;
   float amax[2][2];
   block_amax(x, amax, [](float v, float y0, float y1) { return max_abs_nan(max_abs_nan(v, y0), y1); }, max_nan);
   uint32_t e[2][2];
-  bool slow = false;
+  bool slow = kFold ? !fold_ok : false;
 #pragma unroll
   for (int blk = 0; blk < 2; ++blk)
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      e[blk][half] = rceil_e4m3_exponent(amax[blk][half]);
+      e[blk][half] = rceil_e4m3_exponent(kFold ? __fmul_rn(amax[blk][half], f) : amax[blk][half]);
       slow |= e[blk][half] > static_cast<uint32_t>(Cvt::kMaxFastE);
     }
   if (__any_sync(0xFFFFFFFFu, slow)) {
-    mx_rows_to_frags_exact(x, a);
+    mx_rows_to_frags_exact<kFold>(x, a, f);
     return;
   }
 #pragma unroll
   for (int blk = 0; blk < 2; ++blk) {
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      const float inv = __uint_as_float((254u - e[blk][half]) << 23);             // 2^(127-E), E <= 134
+      const float inv = kFold ? __uint_as_float(fc - (e[blk][half] << 23))         // f * 2^(127-E)
+                              : __uint_as_float((254u - e[blk][half]) << 23);      // 2^(127-E), E <= 134
       const uint32_t mul = ((e[blk][half] + Cvt::kBias) << 7) * 0x00010001u;  // bf16x2 2^(E-127+120)
 #pragma unroll
       for (int jj = 4 * blk; jj < 4 * blk + 4; ++jj) {
@@ -318,14 +336,17 @@ __device__ __forceinline__ void mx_rows_to_frags(const float (&x)[32], uint32_t 
 // with a 16-bit max; every lane then fetches the words of its 8 column pairs by shuffles.
 // kExact: fmaxf maxima folded from 0 (the quantizer's, NaN ignored); else max.NaN (a NaN or an Inf
 // gives an exponent past the fast conversion's range, and the pair of warps redoes the block exactly).
-template <bool kExact>
-__device__ __forceinline__ uint32_t col_block_exponents(const float (&x)[32], int l) {
+// kFold: the values are x * f (mx_rows_to_frags); the exact form multiplies each element, the fast
+// form the two maxima.
+template <bool kExact, bool kFold = false>
+__device__ __forceinline__ uint32_t col_block_exponents(const float (&x)[32], int l, float f = 1.0f) {
   float v[16];  // v[2 jj + e]: max over rows r0, r0 + 8 of column 8 jj + 2 (l % 4) + e
 #pragma unroll
   for (int jj = 0; jj < 8; ++jj)
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
-      const float a = x[4 * jj + e], b = x[4 * jj + 2 + e];
+      const float a = kFold && kExact ? __fmul_rn(x[4 * jj + e], f) : x[4 * jj + e];
+      const float b = kFold && kExact ? __fmul_rn(x[4 * jj + 2 + e], f) : x[4 * jj + 2 + e];
       v[2 * jj + e] = kExact ? fmaxf(0.0f, fmaxf(fabsf(a), fabsf(b))) : max_abs_nan(fabsf(a), b);
     }
   auto level = [&](auto n_tag) {  // n = 8, 4, 2: lanes exchange across lane bit 2n
@@ -341,6 +362,10 @@ __device__ __forceinline__ uint32_t col_block_exponents(const float (&x)[32], in
   level(std::integral_constant<int, 8>{});
   level(std::integral_constant<int, 4>{});
   level(std::integral_constant<int, 2>{});
+  if constexpr (kFold && !kExact) {
+    v[0] = __fmul_rn(v[0], f);
+    v[1] = __fmul_rn(v[1], f);
+  }
   return rceil_e4m3_exponent(v[0]) | (rceil_e4m3_exponent(v[1]) << 16);
 }
 __device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
@@ -355,8 +380,9 @@ __device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t a, uint32_t 
 // blocks (2k, 0), (2k, 1), (2k + 1, 0), (2k + 1, 1) are the four matrices of stmatrix k, whose
 // lanes 8i..8i+7 address the rows of matrix i. row_addr: the shared address of the row this lane
 // addresses (the warp's first row + 8 ((l / 8) % 2) + l % 8). 16 4-byte stores before (attnb10).
-template <bool kExact>
-__device__ __forceinline__ void col_quant_store(const float (&x)[32], uint32_t e2, uint32_t row_addr, int l) {
+template <bool kExact, bool kFold = false>
+__device__ __forceinline__ void col_quant_store(const float (&x)[32], uint32_t e2, uint32_t row_addr, int l,
+                                                float f = 1.0f, uint32_t fc = 0u) {
   using Cvt = sm90gemm::Fp8Bits<ptx::Fp8Kind::E4M3>;
   const int c = l & 3;
   uint32_t bfs[4];
@@ -371,14 +397,15 @@ __device__ __forceinline__ void col_quant_store(const float (&x)[32], uint32_t e
       e4m3_scale_of_exponent(e0, inv0, m0);
       e4m3_scale_of_exponent(e1, inv1, m1);
     } else {
-      inv0 = __uint_as_float((254u - e0) << 23);  // 2^(127-E), E <= 134
-      inv1 = __uint_as_float((254u - e1) << 23);
+      inv0 = kFold ? __uint_as_float(fc - (e0 << 23)) : __uint_as_float((254u - e0) << 23);  // (f *) 2^(127-E), E <= 134
+      inv1 = kFold ? __uint_as_float(fc - (e1 << 23)) : __uint_as_float((254u - e1) << 23);
       mul = (ej + static_cast<uint32_t>(Cvt::kBias) * 0x00010001u) << 7;  // bf16x2 2^(E-127+120) per half
     }
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      const uint16_t q = dev::f32x2_to_fp8x2_satfinite<Fp8::E4M3>(__fmul_rn(x[4 * jj + 2 * half], inv0),
-                                                                  __fmul_rn(x[4 * jj + 2 * half + 1], inv1));
+      const float xa = kFold && kExact ? __fmul_rn(x[4 * jj + 2 * half], f) : x[4 * jj + 2 * half];
+      const float xb = kFold && kExact ? __fmul_rn(x[4 * jj + 2 * half + 1], f) : x[4 * jj + 2 * half + 1];
+      const uint16_t q = dev::f32x2_to_fp8x2_satfinite<Fp8::E4M3>(__fmul_rn(xa, inv0), __fmul_rn(xb, inv1));
       const uint32_t bf = kExact ? attn::e4m3x2_to_bf16x2(q, m0, m1) : sm90gemm::cvt_fast_pair<ptx::Fp8Kind::E4M3>(q, mul);
       bfs[(jj & 1) * 2 + half] = bf;
     }
@@ -580,6 +607,15 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   // overlaps the other's products. D = 128 gained nothing from either (its warpgroups meet at the dS^T
   // barrier every step, and a ping-pong order around it was slower).
   constexpr bool kD64Fused = kFused && !kDsInStage;
+  // P for dV comes from ex2.approx.ftz on the two-kernel D = 128 path as well (measured +1-2% there,
+  // -1% on the fused D = 128 path; docs/PERFORMANCE.md, eighteenth session; NUMERICS.md: same Pq).
+  constexpr bool kFtzP = kD64Fused || (kDsInStage && !kFused);
+  // P * p_scale comes straight from the exponential (log2(p_scale) subtracted from LSE once per lane),
+  // so Pq needs no multiply; dS^T is kept as P * p_scale * (dP - delta) and the factor
+  // softmax_scale / p_scale (p.ds_scale) is folded into both of its quantizations: the block maximum
+  // is multiplied by it, and each element once by ds_scale * 2^(127-E), whose bits are an integer
+  // subtraction (mx_rows_to_frags). Outside ds_scale in [2^-119, 2) (p.ds_fold == 0) every block
+  // takes the exact form, which multiplies each element by ds_scale first.
   uint8_t* k_tile = smem;
   uint8_t* v_tile = k_tile + kRowTile;
   uint8_t* stage0 = v_tile + kRowTile;  // per stage: Q, dO, Q_col^T, dO_col^T (bf16)
@@ -804,9 +840,18 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     r.dlt_hi = l + 32 < nq ? __ldg(dlt_g + l + 32) : 0.0f;
     return r;
   };
+  // dV += Pq^T dO_col of step it (not waited for).
+  auto issue_dv = [&](int64_t it) {
+    const uint32_t doc_lo = ptx::smem_desc_sw128_lo(stage_addr(it) + 3 * kStepTile);
+    ptx::wgmma_fence();
+#pragma unroll
+    for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dv, pa[k], desc(doc_lo, k * 32), 1);
+    ptx::wgmma_commit();
+  };
   auto front = [&](const Pos& ps, const Ld& ld) {
     const int64_t i0 = ps.i0;
-    const float lse_lo = ld.lse_lo * kLog2e, lse_hi = ld.lse_hi * kLog2e;
+    const float lse_lo = fmaf(ld.lse_lo, kLog2e, -p.log2_p_scale);  // P * p_scale from the exponential
+    const float lse_hi = fmaf(ld.lse_hi, kLog2e, -p.log2_p_scale);
     const float dlt_lo = ld.dlt_lo, dlt_hi = ld.dlt_hi;
     // Tile-local mask: entry (row r, column c) is visible iff c < lim_q, r < lim_k and (no mask or r <= c + lim_c).
     const bool full = i0 + kStep <= lq && jw + 64 <= lk && (!causal || jw + 63 <= i0 + off);
@@ -829,7 +874,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
         for (int half = 0; half < 2; ++half) {
           const int idx = 4 * jj + 2 * half + e;
           const float x = fmaf(s[idx], scale_log2, -lse_l2);
-          s[idx] = kD64Fused ? attn::ex2_ftz(x) : ex2(x);
+          s[idx] = kFtzP ? attn::ex2_ftz(x) : ex2(x);
         }
       }
     }
@@ -839,7 +884,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     }
     ptx::wgmma_wait<0>();
     ptx::fence_acc(dp);
-    // dS^T = P^T (dP^T - delta) * scale, exactly 0 where masked whatever dP is.
+    // dS^T / ds_scale = (P^T p_scale) (dP^T - delta), exactly 0 where masked whatever dP is.
 #pragma unroll
     for (int jj = 0; jj < 8; ++jj) {
 #pragma unroll
@@ -848,7 +893,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
           const int idx = 4 * jj + 2 * half + e;
-          dp[idx] = __fmul_rn(__fmul_rn(s[idx], __fsub_rn(dp[idx], delta)), softmax_scale);
+          dp[idx] = __fmul_rn(s[idx], __fsub_rn(dp[idx], delta));
         }
       }
     }
@@ -858,8 +903,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     }
     // Pq = E4M3(P * p_scale) as bf16 A fragments.
 #pragma unroll
-    for (int q = 0; q < 16; ++q)
-      pa[q >> 2][q & 3] = e4m3_round_bf16x2(__fmul_rn(s[2 * q], p_scale), __fmul_rn(s[2 * q + 1], p_scale));
+    for (int q = 0; q < 16; ++q) pa[q >> 2][q & 3] = e4m3_round_bf16x2(s[2 * q], s[2 * q + 1]);
   };
   // dV += Pq^T dO_col, dK += q(dS^T) Q_col of step it; with kNext, start step it+1.
   // Fused: dS^T of step it (in dp) along s_kv -> the dS^T tile; dQ's product issued (not committed).
@@ -869,24 +913,25 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   };
   [[maybe_unused]] auto dq_issue = [&](int64_t it, float (&acc)[32]) {
     uint8_t* tile = ds_tile(it);
-    uint32_t e2 = col_block_exponents<false>(dp, l);
+    uint32_t e2 = col_block_exponents<false, true>(dp, l, p.ds_scale);
     *xch_mine = e2;
     ptx::named_barrier_sync(bar_pair, 64);
     e2 = __vmaxu2(e2, *xch_partner);
     const bool slow = (e2 & 0xFFFFu) > static_cast<uint32_t>(sm90gemm::Fp8Bits<ptx::Fp8Kind::E4M3>::kMaxFastE) ||
-                      (e2 >> 16) > static_cast<uint32_t>(sm90gemm::Fp8Bits<ptx::Fp8Kind::E4M3>::kMaxFastE);
+                      (e2 >> 16) > static_cast<uint32_t>(sm90gemm::Fp8Bits<ptx::Fp8Kind::E4M3>::kMaxFastE) ||
+                      p.ds_fold == 0;
     const uint32_t row_addr = ptx::smem_addr(tile) + (64 * wg + 16 * w + 8 * ((l >> 3) & 1) + (l & 7)) * 128;
     if (__any_sync(0xFFFFFFFFu, slow)) {  // uniform over the pair of warps: they merged the same words
       ptx::named_barrier_sync(bar_pair, 64);  // the partner has read the fast words
-      e2 = col_block_exponents<true>(dp, l);
+      e2 = col_block_exponents<true, true>(dp, l, p.ds_scale);
       *xch_mine = e2;
       ptx::named_barrier_sync(bar_pair, 64);
       e2 = __vmaxu2(e2, *xch_partner);
       if constexpr (kDsInStage) ptx::named_barrier_sync(5 + wg, 256);  // the other S^T is done with Q
-      col_quant_store<true>(dp, e2, row_addr, l);
+      col_quant_store<true, true>(dp, e2, row_addr, l, p.ds_scale);
     } else {
       if constexpr (kDsInStage) ptx::named_barrier_sync(5 + wg, 256);
-      col_quant_store<false>(dp, e2, row_addr, l);
+      col_quant_store<false, true>(dp, e2, row_addr, l, p.ds_scale, p.ds_scale_c);
     }
     ptx::fence_proxy_async_shared();  // generic stores -> wgmma's reads
     ptx::named_barrier_sync(bar_ds, kDsThreads);
@@ -931,15 +976,12 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   };
   auto back = [&](int64_t it, const Pos& pc, const Pos& pn, auto next_tag) {  // pc, pn: positions of steps it, it+1
     constexpr bool kNext = decltype(next_tag)::value;
-    const uint32_t qc_lo = ptx::smem_desc_sw128_lo(stage_addr(it) + 2 * kStepTile), doc_lo = qc_lo + (kStepTile >> 4);
+    const uint32_t qc_lo = ptx::smem_desc_sw128_lo(stage_addr(it) + 2 * kStepTile);
     Ld ldn{};
     if constexpr (kNext) ldn = load_ld(pn);
     // dV's products start while dS is quantized on the CUDA cores.
-    ptx::wgmma_fence();
-#pragma unroll
-    for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dv, pa[k], desc(doc_lo, k * 32), 1);
-    ptx::wgmma_commit();
-    mx_rows_to_frags(dp, da);
+    issue_dv(it);
+    mx_rows_to_frags<true>(dp, da, p.ds_scale, p.ds_scale_c, p.ds_fold != 0);
     ptx::wgmma_fence();
 #pragma unroll
     for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dk, da[k], desc(qc_lo, k * 32), 1);

@@ -67,6 +67,10 @@ struct alignas(64) AttnBwdSm90Params {
   float scale_log2;           // softmax_scale * log2(e)
   float p_scale;
   float inv_p_scale;          // 1 / p_scale, applied to dV once in fp32
+  float log2_p_scale;         // log2(p_scale): P * p_scale straight from the exponential
+  float ds_scale;             // softmax_scale / p_scale: dS from P * p_scale, folded into dS's quantization
+  uint32_t ds_scale_c;        // bits(ds_scale) + (127 << 23): bits of ds_scale * 2^(127 - E) are this - (E << 23)
+  int32_t ds_fold;            // ds_scale in [2^-119, 2): that fold is valid for every scale exponent E <= 134
   int64_t d_scale_ld;         // scale columns per row along D: Cpad (swizzled) or ceil(D/32)
   int64_t q_s_scale_ld;       // along S, Q side: Cpad of ceil(Sq/32) (swizzled) or ceil(Sq/32)
   int64_t q_s_entry;          // bytes per (b, h) entry of a Q-side along-S scale tensor

@@ -12,6 +12,7 @@
 // atomics: 5 matmuls, dQ's bits depend on the order of the reductions) is the default otherwise.
 // MXQ_ATTN_BWD_FUSED_DQ=0/1 forces either for non-deterministic plans (docs/ENVIRONMENT.md).
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -83,6 +84,14 @@ class AttentionBwdSm90 final : public OpImpl {
     base_.scale_log2 = static_cast<float>(static_cast<double>(d.softmax_scale) * 1.4426950408889634);
     base_.p_scale = d.p_scale;
     base_.inv_p_scale = 1.0f / d.p_scale;
+    base_.log2_p_scale = static_cast<float>(std::log2(static_cast<double>(d.p_scale)));
+    base_.ds_scale = static_cast<float>(static_cast<double>(d.softmax_scale) / static_cast<double>(d.p_scale));
+    {
+      uint32_t bits = 0;
+      std::memcpy(&bits, &base_.ds_scale, 4);
+      base_.ds_scale_c = bits + (127u << 23);
+      base_.ds_fold = base_.ds_scale >= 0x1p-119f && base_.ds_scale < 2.0f;
+    }
     base_.d_scale_ld = swz ? layout::swz_cols(dcols) : dcols;
     base_.q_s_scale_ld = swz ? layout::swz_cols(qcols) : qcols;
     base_.q_s_entry = layout::scale_bytes(swz, d.head_dim, qcols);

@@ -617,6 +617,15 @@ TEST_CASE("gpu attention bwd: basic, head dims, layouts, scale layouts", "[gpu][
     c.sq = 100, c.skv = 150, c.p_scale = 300.0f;
     run_case(c, gpu, cpu);
   }
+  // softmax_scale / p_scale >= 2 (here ~2.8 at D = 128, 4 at D = 64): outside the range where the
+  // kernels fold it into dS's quantization scales (MXQ_BWD_FOLD), so every dS block takes the exact form.
+  SECTION("p_scale 1/32: dS's scale fold out of range") {
+    c.sq = 100, c.skv = 150, c.p_scale = 1.0f / 32;
+    c.d = 128;
+    run_case(c, gpu, cpu);
+    c.d = 64;
+    run_case(c, gpu, cpu);
+  }
   // dS blocks with scale exponents past 134 (amax > 448 * 2^7) leave the kernels' fast E4M3 -> bf16
   // conversion for the exact one (per warp); 2^16 gives a mix of both in one launch, 2^20 mostly the exact one.
   SECTION("large dO: dS scales past the fast conversion") {
