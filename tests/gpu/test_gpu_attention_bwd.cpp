@@ -657,6 +657,18 @@ TEST_CASE("gpu attention bwd: masks and GQA / MQA", "[gpu][attention][bwd]") {
     c.layout = MXQ_ATTN_LAYOUT_BSHD;
     run_case(c, gpu, cpu);
   }
+  // Many dK/dV CTAs of unequal length (3 kv blocks per pair, 9 (batch, KV head) pairs) on both
+  // paths and head dims: a CTA that maps to the wrong (batch, head, kv block), or none, leaves
+  // poisoned or wrong dK / dV rows (a CTA order by work was tried on this case: PERFORMANCE.md).
+  SECTION("causal top-left, 9 (batch, KV head) pairs, 3 kv blocks: both paths, D 128 and 64") {
+    c.b = 3, c.hq = 6, c.hkv = 3, c.sq = 300, c.skv = 300, c.mask = MXQ_ATTN_MASK_CAUSAL_TOP_LEFT;
+    for (const int64_t d : {128, 64}) {
+      for (const bool det : {false, true}) {
+        c.d = d, c.deterministic = det;
+        run_case(c, gpu, cpu);
+      }
+    }
+  }
   SECTION("causal top-left, 8 query heads per KV head, deterministic attribute") {
     c.b = 1, c.hq = 8, c.hkv = 1, c.sq = 257, c.skv = 257, c.d = 128, c.mask = MXQ_ATTN_MASK_CAUSAL_TOP_LEFT;
     c.deterministic = true;
