@@ -63,8 +63,9 @@
 //    multiplied by 1/p_scale once in fp32 at the end, so any p_scale is exact.
 //  - The dK/dV kernels take P*p_scale straight from the exponential and fold softmax_scale/p_scale
 //    into dS's quantizations (one multiply by scale * 2^(127-E) per element instead of two
-//    multiplies and the 2^(127-E) one: the same fp32 values, docs/NUMERICS.md); the two-kernel
-//    D = 128 dK/dV kernel uses ex2.approx.ftz for P as well (docs/PERFORMANCE.md, eighteenth session).
+//    multiplies and the 2^(127-E) one: the same fp32 values, docs/NUMERICS.md); the dQ kernel folds
+//    softmax_scale the same way. The deterministic path's kernels (dQ, and dK/dV at D = 128) use
+//    ex2.approx.ftz for P as well (docs/PERFORMANCE.md, eighteenth session).
 // Sequence blocks start at multiples of 64, so a 32-block of dS never straddles two steps and the
 // 32-blocks are aligned to position 0 of each sequence like the oracle's. Positions past a sequence
 // are zeros in the workspace; masked entries of P and dS are exactly 0.
@@ -1216,8 +1217,9 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
       const int c = 8 * (idx >> 2) + 2 * (l & 3) + (idx & 1), r = r0 + 8 * ((idx >> 1) & 1);
       return (r < lim_i) & (c < lim_j) & (!causal | (c <= r + lim_c));
     };
+    // P by ex2.approx.ftz (P < 2^-126 -> 0; docs/NUMERICS.md): +2-4% on this path (eighteenth session).
 #pragma unroll
-    for (int idx = 0; idx < 32; ++idx) s[idx] = ex2(fmaf(s[idx], scale_log2, -((idx & 2) ? lse_b : lse_a)));
+    for (int idx = 0; idx < 32; ++idx) s[idx] = attn::ex2_ftz(fmaf(s[idx], scale_log2, -((idx & 2) ? lse_b : lse_a)));
     if (!full) {  // masked entries: P = 0 (a uniform branch; selects inside)
 #pragma unroll
       for (int idx = 0; idx < 32; ++idx) s[idx] = visible(idx) ? s[idx] : 0.0f;
@@ -1225,13 +1227,13 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
 #pragma unroll
     for (int idx = 0; idx < 32; ++idx) {
       const float delta = (idx & 2) ? dl_b : dl_a;  // idx = 4 jj + 2 half + e
-      dp[idx] = __fmul_rn(__fmul_rn(s[idx], __fsub_rn(dp[idx], delta)), softmax_scale);
+      dp[idx] = __fmul_rn(s[idx], __fsub_rn(dp[idx], delta));  // softmax_scale: folded into the quantizer
     }
     if (!full) {  // masked: exactly 0, whatever dP is
 #pragma unroll
       for (int idx = 0; idx < 32; ++idx) dp[idx] = visible(idx) ? dp[idx] : 0.0f;
     }
-    mx_rows_to_frags(dp, da);
+    mx_rows_to_frags<true>(dp, da, softmax_scale, p.sm_scale_c, p.sm_fold != 0);
     ptx::wgmma_fence();
 #pragma unroll
     for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dq, da[k], desc(kc_lo, k * 32), 1);

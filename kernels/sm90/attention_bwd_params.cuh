@@ -71,6 +71,8 @@ struct alignas(64) AttnBwdSm90Params {
   float ds_scale;             // softmax_scale / p_scale: dS from P * p_scale, folded into dS's quantization
   uint32_t ds_scale_c;        // bits(ds_scale) + (127 << 23): bits of ds_scale * 2^(127 - E) are this - (E << 23)
   int32_t ds_fold;            // ds_scale in [2^-119, 2): that fold is valid for every scale exponent E <= 134
+  uint32_t sm_scale_c;        // the same for softmax_scale, folded into the dQ kernel's dS quantization
+  int32_t sm_fold;            // softmax_scale in [2^-119, 2)
   int64_t d_scale_ld;         // scale columns per row along D: Cpad (swizzled) or ceil(D/32)
   int64_t q_s_scale_ld;       // along S, Q side: Cpad of ceil(Sq/32) (swizzled) or ceil(Sq/32)
   int64_t q_s_entry;          // bytes per (b, h) entry of a Q-side along-S scale tensor

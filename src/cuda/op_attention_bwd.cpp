@@ -91,6 +91,9 @@ class AttentionBwdSm90 final : public OpImpl {
       std::memcpy(&bits, &base_.ds_scale, 4);
       base_.ds_scale_c = bits + (127u << 23);
       base_.ds_fold = base_.ds_scale >= 0x1p-119f && base_.ds_scale < 2.0f;
+      std::memcpy(&bits, &base_.softmax_scale, 4);
+      base_.sm_scale_c = bits + (127u << 23);
+      base_.sm_fold = base_.softmax_scale >= 0x1p-119f && base_.softmax_scale < 2.0f;
     }
     base_.d_scale_ld = swz ? layout::swz_cols(dcols) : dcols;
     base_.q_s_scale_ld = swz ? layout::swz_cols(qcols) : qcols;
