@@ -240,7 +240,7 @@ __device__ __forceinline__ void block_amax(const float (&x)[32], float (&amax)[2
 // wgmma_bf16.cuh), MXFP8-quantizes each row's two 32-column blocks (E4M3, RCEIL, the quantizer's
 // arithmetic: cpu mx_roundtrip) and returns the dequantized values as bf16 A fragments.
 // The exact general form: E4M3 -> f16x2 -> two fp32, times the fp32 multiplier, -> bf16x2.
-// kFold: the values are x * f (f = softmax_scale / p_scale, see dkv_body), formed here in fp32.
+// kFold: the values are x * f (the folded factor, see mx_rows_to_frags), formed here in fp32.
 template <bool kFold = false>
 __device__ __forceinline__ void mx_rows_to_frags_exact(const float (&x_)[32], uint32_t (&a)[4][4], float f = 1.0f) {
   auto xv = [&](int i) { return kFold ? __fmul_rn(x_[i], f) : x_[i]; };  // formed at each use: no copy
@@ -284,12 +284,12 @@ __device__ __forceinline__ float max_nan(float v, float x) {
 // no block holds a NaN (an E4M3 NaN code would come out finite): the block maxima propagate NaN
 // here, so a NaN, an Inf or a large block gives E > 134 and its warp takes the exact form (a
 // warp-uniform branch; amax is then recomputed with fmaxf, as the quantizer does).
-// kFold: the values to quantize are x * f (x = P * p_scale * (dP - delta), f = softmax_scale /
-// p_scale): the block maximum is multiplied by f (the maximum commutes with the rounding of a
-// positive multiply) and each element is multiplied once by f * 2^(127-E), whose bits are
-// fc - (E << 23) (fold_ok: f in [2^-119, 2), so that is a normal float for every E <= 134). One
-// rounding of x * f * 2^(127-E) instead of two: the same E4M3 codes except where the oracle's
-// rounding of x * f to fp32 moves a value across an E4M3 rounding midpoint (docs/NUMERICS.md).
+// kFold: the values to quantize are x * f (dK/dV: x = P * p_scale * (dP - delta), f = softmax_scale /
+// p_scale; dQ kernel: x = P * (dP - delta), f = softmax_scale): the block maximum is multiplied by f
+// (the maximum commutes with the rounding of a positive multiply) and each element is multiplied
+// once by f * 2^(127-E), whose bits are fc - (E << 23) (fold_ok: f in [2^-119, 2), so that is a
+// normal float for every E <= 134). A power-of-two multiply is exact, so x * (f * 2^(127-E)) is the
+// fp32 value (x * f) * 2^(127-E) and the E4M3 codes are those of x * f (docs/NUMERICS.md).
 template <bool kFold = false>
 __device__ __forceinline__ void mx_rows_to_frags(const float (&x)[32], uint32_t (&a)[4][4], float f = 1.0f,
                                                  uint32_t fc = 0u, bool fold_ok = true) {
@@ -762,7 +762,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   const uint32_t v_addr = ptx::smem_addr(v_tile) + wg * 64 * 128;
   const int lim_k = clamp32(lk - jw);
   const bool causal = p.mask != MXQ_ATTN_MASK_NONE;
-  const float scale_log2 = p.scale_log2, softmax_scale = p.softmax_scale, p_scale = p.p_scale;
+  const float scale_log2 = p.scale_log2;
   float dk[D / 2], dv[D / 2];
 #pragma unroll
   for (int i = 0; i < D / 2; ++i) dk[i] = dv[i] = 0.0f;

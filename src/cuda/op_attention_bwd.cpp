@@ -86,15 +86,16 @@ class AttentionBwdSm90 final : public OpImpl {
     base_.inv_p_scale = 1.0f / d.p_scale;
     base_.log2_p_scale = static_cast<float>(std::log2(static_cast<double>(d.p_scale)));
     base_.ds_scale = static_cast<float>(static_cast<double>(d.softmax_scale) / static_cast<double>(d.p_scale));
-    {
+    // A factor f folded into dS's quantization (kernels: mx_rows_to_frags): the bits of f * 2^(127-E)
+    // are bits(f) + (127 << 23) - (E << 23), a normal float for every E <= 134 when f is in [2^-119, 2).
+    auto fold = [](float f, uint32_t& c, int32_t& ok) {
       uint32_t bits = 0;
-      std::memcpy(&bits, &base_.ds_scale, 4);
-      base_.ds_scale_c = bits + (127u << 23);
-      base_.ds_fold = base_.ds_scale >= 0x1p-119f && base_.ds_scale < 2.0f;
-      std::memcpy(&bits, &base_.softmax_scale, 4);
-      base_.sm_scale_c = bits + (127u << 23);
-      base_.sm_fold = base_.softmax_scale >= 0x1p-119f && base_.softmax_scale < 2.0f;
-    }
+      std::memcpy(&bits, &f, 4);
+      c = bits + (127u << 23);
+      ok = f >= 0x1p-119f && f < 2.0f;
+    };
+    fold(base_.ds_scale, base_.ds_scale_c, base_.ds_fold);
+    fold(base_.softmax_scale, base_.sm_scale_c, base_.sm_fold);
     base_.d_scale_ld = swz ? layout::swz_cols(dcols) : dcols;
     base_.q_s_scale_ld = swz ? layout::swz_cols(qcols) : qcols;
     base_.q_s_entry = layout::scale_bytes(swz, d.head_dim, qcols);
