@@ -240,14 +240,12 @@ __device__ __forceinline__ void block_amax(const float (&x)[32], float (&amax)[2
 // wgmma_bf16.cuh), MXFP8-quantizes each row's two 32-column blocks (E4M3, RCEIL, the quantizer's
 // arithmetic: cpu mx_roundtrip) and returns the dequantized values as bf16 A fragments.
 // The exact general form: E4M3 -> f16x2 -> two fp32, times the fp32 multiplier, -> bf16x2.
-// kFold: the values are x * f (the folded factor, see mx_rows_to_frags), formed here in fp32.
-template <bool kFold = false>
-__device__ __forceinline__ void mx_rows_to_frags_exact(const float (&x_)[32], uint32_t (&a)[4][4], float f = 1.0f) {
-  auto xv = [&](int i) { return kFold ? __fmul_rn(x_[i], f) : x_[i]; };  // formed at each use: no copy
+// The values are x * f (the folded factor, see mx_rows_to_frags), formed here in fp32.
+__device__ __forceinline__ void mx_rows_to_frags_exact(const float (&x_)[32], uint32_t (&a)[4][4], float f) {
+  auto xv = [&](int i) { return __fmul_rn(x_[i], f); };  // formed at each use: no copy
   float amax[2][2];
   block_amax(x_, amax,
-             [&](float v, float y0, float y1) { return fmaxf(v, fmaxf(fabsf(kFold ? __fmul_rn(y0, f) : y0),
-                                                                     fabsf(kFold ? __fmul_rn(y1, f) : y1))); },
+             [&](float v, float y0, float y1) { return fmaxf(v, fmaxf(fabsf(__fmul_rn(y0, f)), fabsf(__fmul_rn(y1, f)))); },
              [](float u, float w) { return fmaxf(u, w); });
 #pragma unroll
   for (int blk = 0; blk < 2; ++blk) {
@@ -284,37 +282,35 @@ __device__ __forceinline__ float max_nan(float v, float x) {
 // no block holds a NaN (an E4M3 NaN code would come out finite): the block maxima propagate NaN
 // here, so a NaN, an Inf or a large block gives E > 134 and its warp takes the exact form (a
 // warp-uniform branch; amax is then recomputed with fmaxf, as the quantizer does).
-// kFold: the values to quantize are x * f (dK/dV: x = P * p_scale * (dP - delta), f = softmax_scale /
+// The values to quantize are x * f (dK/dV: x = P * p_scale * (dP - delta), f = softmax_scale /
 // p_scale; dQ kernel: x = P * (dP - delta), f = softmax_scale): the block maximum is multiplied by f
 // (the maximum commutes with the rounding of a positive multiply) and each element is multiplied
 // once by f * 2^(127-E), whose bits are fc - (E << 23) (fold_ok: f in [2^-119, 2), so that is a
 // normal float for every E <= 134). A power-of-two multiply is exact, so x * (f * 2^(127-E)) is the
 // fp32 value (x * f) * 2^(127-E) and the E4M3 codes are those of x * f (docs/NUMERICS.md).
-template <bool kFold = false>
-__device__ __forceinline__ void mx_rows_to_frags(const float (&x)[32], uint32_t (&a)[4][4], float f = 1.0f,
-                                                 uint32_t fc = 0u, bool fold_ok = true) {
+__device__ __forceinline__ void mx_rows_to_frags(const float (&x)[32], uint32_t (&a)[4][4], float f, uint32_t fc,
+                                                 bool fold_ok) {
   using Cvt = sm90gemm::Fp8Bits<ptx::Fp8Kind::E4M3>;
   float amax[2][2];
   block_amax(x, amax, [](float v, float y0, float y1) { return max_abs_nan(max_abs_nan(v, y0), y1); }, max_nan);
   uint32_t e[2][2];
-  bool slow = kFold ? !fold_ok : false;
+  bool slow = !fold_ok;
 #pragma unroll
   for (int blk = 0; blk < 2; ++blk)
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      e[blk][half] = rceil_e4m3_exponent(kFold ? __fmul_rn(amax[blk][half], f) : amax[blk][half]);
+      e[blk][half] = rceil_e4m3_exponent(__fmul_rn(amax[blk][half], f));
       slow |= e[blk][half] > static_cast<uint32_t>(Cvt::kMaxFastE);
     }
   if (__any_sync(0xFFFFFFFFu, slow)) {
-    mx_rows_to_frags_exact<kFold>(x, a, f);
+    mx_rows_to_frags_exact(x, a, f);
     return;
   }
 #pragma unroll
   for (int blk = 0; blk < 2; ++blk) {
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      const float inv = kFold ? __uint_as_float(fc - (e[blk][half] << 23))         // f * 2^(127-E)
-                              : __uint_as_float((254u - e[blk][half]) << 23);      // 2^(127-E), E <= 134
+      const float inv = __uint_as_float(fc - (e[blk][half] << 23));  // f * 2^(127-E), E <= 134
       const uint32_t mul = ((e[blk][half] + Cvt::kBias) << 7) * 0x00010001u;  // bf16x2 2^(E-127+120)
 #pragma unroll
       for (int jj = 4 * blk; jj < 4 * blk + 4; ++jj) {
@@ -337,17 +333,17 @@ __device__ __forceinline__ void mx_rows_to_frags(const float (&x)[32], uint32_t 
 // with a 16-bit max; every lane then fetches the words of its 8 column pairs by shuffles.
 // kExact: fmaxf maxima folded from 0 (the quantizer's, NaN ignored); else max.NaN (a NaN or an Inf
 // gives an exponent past the fast conversion's range, and the pair of warps redoes the block exactly).
-// kFold: the values are x * f (mx_rows_to_frags); the exact form multiplies each element, the fast
-// form the two maxima.
-template <bool kExact, bool kFold = false>
-__device__ __forceinline__ uint32_t col_block_exponents(const float (&x)[32], int l, float f = 1.0f) {
+// The values are x * f (mx_rows_to_frags): the exact form multiplies each element, the fast form the
+// two maxima.
+template <bool kExact>
+__device__ __forceinline__ uint32_t col_block_exponents(const float (&x)[32], int l, float f) {
   float v[16];  // v[2 jj + e]: max over rows r0, r0 + 8 of column 8 jj + 2 (l % 4) + e
 #pragma unroll
   for (int jj = 0; jj < 8; ++jj)
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
-      const float a = kFold && kExact ? __fmul_rn(x[4 * jj + e], f) : x[4 * jj + e];
-      const float b = kFold && kExact ? __fmul_rn(x[4 * jj + 2 + e], f) : x[4 * jj + 2 + e];
+      const float a = kExact ? __fmul_rn(x[4 * jj + e], f) : x[4 * jj + e];
+      const float b = kExact ? __fmul_rn(x[4 * jj + 2 + e], f) : x[4 * jj + 2 + e];
       v[2 * jj + e] = kExact ? fmaxf(0.0f, fmaxf(fabsf(a), fabsf(b))) : max_abs_nan(fabsf(a), b);
     }
   auto level = [&](auto n_tag) {  // n = 8, 4, 2: lanes exchange across lane bit 2n
@@ -363,7 +359,7 @@ __device__ __forceinline__ uint32_t col_block_exponents(const float (&x)[32], in
   level(std::integral_constant<int, 8>{});
   level(std::integral_constant<int, 4>{});
   level(std::integral_constant<int, 2>{});
-  if constexpr (kFold && !kExact) {
+  if constexpr (!kExact) {
     v[0] = __fmul_rn(v[0], f);
     v[1] = __fmul_rn(v[1], f);
   }
@@ -381,9 +377,10 @@ __device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t a, uint32_t 
 // blocks (2k, 0), (2k, 1), (2k + 1, 0), (2k + 1, 1) are the four matrices of stmatrix k, whose
 // lanes 8i..8i+7 address the rows of matrix i. row_addr: the shared address of the row this lane
 // addresses (the warp's first row + 8 ((l / 8) % 2) + l % 8). 16 4-byte stores before (attnb10).
-template <bool kExact, bool kFold = false>
-__device__ __forceinline__ void col_quant_store(const float (&x)[32], uint32_t e2, uint32_t row_addr, int l,
-                                                float f = 1.0f, uint32_t fc = 0u) {
+// The values are x * f, as in col_block_exponents; fc: the bits of f * 2^127 (mx_rows_to_frags).
+template <bool kExact>
+__device__ __forceinline__ void col_quant_store(const float (&x)[32], uint32_t e2, uint32_t row_addr, int l, float f,
+                                                uint32_t fc) {
   using Cvt = sm90gemm::Fp8Bits<ptx::Fp8Kind::E4M3>;
   const int c = l & 3;
   uint32_t bfs[4];
@@ -398,14 +395,14 @@ __device__ __forceinline__ void col_quant_store(const float (&x)[32], uint32_t e
       e4m3_scale_of_exponent(e0, inv0, m0);
       e4m3_scale_of_exponent(e1, inv1, m1);
     } else {
-      inv0 = kFold ? __uint_as_float(fc - (e0 << 23)) : __uint_as_float((254u - e0) << 23);  // (f *) 2^(127-E), E <= 134
-      inv1 = kFold ? __uint_as_float(fc - (e1 << 23)) : __uint_as_float((254u - e1) << 23);
+      inv0 = __uint_as_float(fc - (e0 << 23));  // f * 2^(127-E), E <= 134
+      inv1 = __uint_as_float(fc - (e1 << 23));
       mul = (ej + static_cast<uint32_t>(Cvt::kBias) * 0x00010001u) << 7;  // bf16x2 2^(E-127+120) per half
     }
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      const float xa = kFold && kExact ? __fmul_rn(x[4 * jj + 2 * half], f) : x[4 * jj + 2 * half];
-      const float xb = kFold && kExact ? __fmul_rn(x[4 * jj + 2 * half + 1], f) : x[4 * jj + 2 * half + 1];
+      const float xa = kExact ? __fmul_rn(x[4 * jj + 2 * half], f) : x[4 * jj + 2 * half];
+      const float xb = kExact ? __fmul_rn(x[4 * jj + 2 * half + 1], f) : x[4 * jj + 2 * half + 1];
       const uint16_t q = dev::f32x2_to_fp8x2_satfinite<Fp8::E4M3>(__fmul_rn(xa, inv0), __fmul_rn(xb, inv1));
       const uint32_t bf = kExact ? attn::e4m3x2_to_bf16x2(q, m0, m1) : sm90gemm::cvt_fast_pair<ptx::Fp8Kind::E4M3>(q, mul);
       bfs[(jj & 1) * 2 + half] = bf;
@@ -914,7 +911,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   };
   [[maybe_unused]] auto dq_issue = [&](int64_t it, float (&acc)[32]) {
     uint8_t* tile = ds_tile(it);
-    uint32_t e2 = col_block_exponents<false, true>(dp, l, p.ds_scale);
+    uint32_t e2 = col_block_exponents<false>(dp, l, p.ds_scale);
     *xch_mine = e2;
     ptx::named_barrier_sync(bar_pair, 64);
     e2 = __vmaxu2(e2, *xch_partner);
@@ -924,15 +921,15 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     const uint32_t row_addr = ptx::smem_addr(tile) + (64 * wg + 16 * w + 8 * ((l >> 3) & 1) + (l & 7)) * 128;
     if (__any_sync(0xFFFFFFFFu, slow)) {  // uniform over the pair of warps: they merged the same words
       ptx::named_barrier_sync(bar_pair, 64);  // the partner has read the fast words
-      e2 = col_block_exponents<true, true>(dp, l, p.ds_scale);
+      e2 = col_block_exponents<true>(dp, l, p.ds_scale);
       *xch_mine = e2;
       ptx::named_barrier_sync(bar_pair, 64);
       e2 = __vmaxu2(e2, *xch_partner);
       if constexpr (kDsInStage) ptx::named_barrier_sync(5 + wg, 256);  // the other S^T is done with Q
-      col_quant_store<true, true>(dp, e2, row_addr, l, p.ds_scale);
+      col_quant_store<true>(dp, e2, row_addr, l, p.ds_scale, p.ds_scale_c);
     } else {
       if constexpr (kDsInStage) ptx::named_barrier_sync(5 + wg, 256);
-      col_quant_store<false, true>(dp, e2, row_addr, l, p.ds_scale, p.ds_scale_c);
+      col_quant_store<false>(dp, e2, row_addr, l, p.ds_scale, p.ds_scale_c);
     }
     ptx::fence_proxy_async_shared();  // generic stores -> wgmma's reads
     ptx::named_barrier_sync(bar_ds, kDsThreads);
@@ -982,7 +979,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     if constexpr (kNext) ldn = load_ld(pn);
     // dV's products start while dS is quantized on the CUDA cores.
     issue_dv(it);
-    mx_rows_to_frags<true>(dp, da, p.ds_scale, p.ds_scale_c, p.ds_fold != 0);
+    mx_rows_to_frags(dp, da, p.ds_scale, p.ds_scale_c, p.ds_fold != 0);
     ptx::wgmma_fence();
 #pragma unroll
     for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dk, da[k], desc(qc_lo, k * 32), 1);
@@ -1233,7 +1230,7 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
 #pragma unroll
       for (int idx = 0; idx < 32; ++idx) dp[idx] = visible(idx) ? dp[idx] : 0.0f;
     }
-    mx_rows_to_frags<true>(dp, da, softmax_scale, p.sm_scale_c, p.sm_fold != 0);
+    mx_rows_to_frags(dp, da, softmax_scale, p.sm_scale_c, p.sm_fold != 0);
     ptx::wgmma_fence();
 #pragma unroll
     for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dq, da[k], desc(kc_lo, k * 32), 1);
