@@ -99,6 +99,19 @@ MXQ_WGMMA_FP8(E4M3, E5M2, "e4m3", "e5m2")
 MXQ_WGMMA_FP8(E5M2, E4M3, "e5m2", "e4m3")
 MXQ_WGMMA_FP8(E5M2, E5M2, "e5m2", "e5m2")
 #undef MXQ_WGMMA_FP8
+
+// D (+)= A * B^T over one k32 step with A (64x32 E4M3) from registers: the m64nNk32 8-bit A
+// fragment (per warp the mma.m16n8k32 layout: a[0] rows lane/4, columns 4 (lane % 4) + 0..3; a[1]
+// rows + 8; a[2], a[3] the same 16 columns on) and B (128x32 E4M3) K-major behind the descriptor;
+// scale_d = 0 overwrites d.
+__device__ __forceinline__ void wgmma_e4m3_rs_n128(float (&d)[64], const uint32_t (&a)[4], uint64_t desc_b,
+                                                   int scale_d) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 " MXQ_WGMMA_ACC64_REGS
+               ", {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+               : MXQ_WGMMA_ACC64_OPS(d)
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
+}
 #endif
 
 }  // namespace ptx

@@ -9,6 +9,12 @@
 // promotion is needed. P is quantized exactly as the recipe says (E4M3 of P * p_scale, satfinite,
 // RNE) and, being an FP8 value, enters the P V product as an exact bf16 register fragment.
 //
+// Except at D = 128, whose default kernel (mxq_attn_fwd_sm90_d128_f8, kF8S + kF8V) runs both products
+// on FP8 wgmma after rescaling each operand within E4M3 to one power-of-two factor per Q row, K tile and
+// V column (UE8M0 scales are powers of two): exact while the shifted values stay normal, bounded
+// otherwise; an operand block past the bound raises a flag and the exact kernel (_inl) redoes the call
+// (docs/NUMERICS.md, "Forward on FP8 tensor cores"; PERFORMANCE.md, nineteenth session).
+//
 // Shape of the work (docs/ARCHITECTURE.md "Attention forward", measurements in PERFORMANCE.md):
 //   - a prepass (attn_prep_body) dequantizes K and V once into a bf16 workspace
 //     [B*Hkv, round_up(Skv, 128), D], rows past a sequence zeroed, so the main kernel sees one
@@ -122,6 +128,47 @@ __device__ __forceinline__ void store_chunk_pair(uint8_t* tile, int r, int col, 
   *reinterpret_cast<uint4*>(panel + ptx::sw128_offset(r, c16 + 1)) = hi;
 }
 
+// The FP8 path (kF8S, kF8V): 16 E4M3 values times f = 2^-k (k >= 0: a block's scale over its row's,
+// tile's or column's largest) rounded back to E4M3 (RNE, satfinite): through f16, where the product is exact for k <= 15
+// (E4M3's smallest step 2^-9 times 2^-15 is f16's smallest), so one rounding; NaN stays NaN. f = 0
+// (a row past a sequence's end, whose scales read as 0) gives zeros.
+__device__ __forceinline__ uint32_t e4m3x4_rescale(uint32_t w, uint32_t f2) {
+  uint32_t lo, hi;
+  asm("{\n.reg .b16 a, b;\nmov.b32 {a, b}, %2;\n"
+      "cvt.rn.f16x2.e4m3x2 %0, a;\ncvt.rn.f16x2.e4m3x2 %1, b;\n}\n"
+      : "=r"(lo), "=r"(hi) : "r"(w));
+  asm("mul.rn.f16x2 %0, %0, %1;" : "+r"(lo) : "r"(f2));
+  asm("mul.rn.f16x2 %0, %0, %1;" : "+r"(hi) : "r"(f2));
+  uint32_t out;
+  asm("{\n.reg .b16 a, b;\ncvt.rn.satfinite.e4m3x2.f16x2 a, %1;\ncvt.rn.satfinite.e4m3x2.f16x2 b, %2;\n"
+      "mov.b32 %0, {a, b};\n}\n"
+      : "=r"(out) : "r"(lo), "r"(hi));
+  return out;
+}
+__device__ __forceinline__ uint4 e4m3x16_rescale(const uint4& raw, float f) {
+  uint32_t f2;
+  asm("{\n.reg .b16 h;\ncvt.rn.f16.f32 h, %1;\nmov.b32 %0, {h, h};\n}\n" : "=r"(f2) : "f"(f));
+  return make_uint4(e4m3x4_rescale(raw.x, f2), e4m3x4_rescale(raw.y, f2), e4m3x4_rescale(raw.z, f2),
+                    e4m3x4_rescale(raw.w, f2));
+}
+// The factor of a block with scale sc in a row whose largest scale is mx (both powers of two or 0).
+__device__ __forceinline__ float f8s_factor(float sc, float mx) { return mx > 0.0f ? __fdiv_rn(sc, mx) : 0.0f; }
+// The rescale's error bound (docs/NUMERICS.md): the largest E4M3 code of 16 rescaled values, and
+// whether any raw value is nonzero (bit 8). A 32-block (two such chunks) that was shifted (factor < 1)
+// is accepted when it is all zeros or its largest magnitude after the shift is at least 4 (code
+// 0x48), so the rounding of the values shifted below E4M3's normal range (at most 2^-10) stays within
+// 2^-12 of the block's largest value; else the call's flag goes up and the exact kernel redoes the
+// call. A quantizer's block (largest magnitude >= 256) passes for shifts up to 2^-6.
+__device__ __forceinline__ uint32_t f8s_chunk_code(const uint4& raw, const uint4& o) {
+  const uint32_t nz = (raw.x | raw.y | raw.z | raw.w) & 0x7F7F7F7Fu;
+  uint32_t m = __vmaxu4(__vmaxu4(o.x & 0x7F7F7F7Fu, o.y & 0x7F7F7F7Fu), __vmaxu4(o.z & 0x7F7F7F7Fu, o.w & 0x7F7F7F7Fu));
+  m = max(max(m & 0xFFu, (m >> 8) & 0xFFu), max((m >> 16) & 0xFFu, m >> 24));
+  return m | (nz != 0u ? 0x100u : 0u);
+}
+__device__ __forceinline__ bool f8s_block_bad(uint32_t code, bool shifted) {
+  return shifted && (code & 0x100u) != 0u && (code & 0xFFu) < 0x48u;
+}
+
 // One K chunk of the workspace: 16 FP8 elements (one scale) of padded row s of entry e, column chunk
 // col -> 32 bf16 bytes (zeros at or past the sequence's length).
 template <int D>
@@ -228,7 +275,7 @@ __device__ __forceinline__ void fence_proxy_async_global() { asm volatile("fence
 // through registers as floats, then each thread dequantizes from shared memory and stores bf16 rows
 // (rows at or past the sequence's length as zeros: the prepass's bits exactly). Ends with the
 // writes fenced for the async proxy and the GPU; the caller publishes after a barrier.
-template <int D>
+template <int D, bool kF8S = false, bool kF8V = false>
 __device__ __forceinline__ void convert_unit_staged(const AttnFwdSm90Params& p, int u, int i, int n, int bar,
                                                     uint8_t* stage) {
   constexpr int kCPR = D / 16, kSPR = D / 32;
@@ -268,31 +315,110 @@ __device__ __forceinline__ void convert_unit_staged(const AttnFwdSm90Params& p, 
   }
   ptx::cp_async_wait_all();
   ptx::named_barrier_sync(bar, n);
-  for (int idx = i; idx < kTileKV * kCPR; idx += n) {
-    const int r = idx / kCPR, col = idx % kCPR, s = s_base + r;
-    uint4 lo = make_uint4(0u, 0u, 0u, 0u), hi = lo;
-    if (s < len) {
-      const uint4 raw = *reinterpret_cast<const uint4*>(sk8 + r * D + col * 16);
-      const float sc = ksc[r * kSPR + (col >> 1)];
-      dequant16<true>(raw, &sc, lo, hi);
+  if constexpr (kF8S) {
+    // K' = K rescaled to the tile's largest K scale (E4M3, rows of 128 bytes), that scale stored once
+    // per unit (ws_kf[4 u], 1 for a tile without a key); a chunk past the error bound, or a NaN scale,
+    // raises the call's flag (the exact kernel then redoes the call).
+    static_assert(D == 128, "FP8 path: 128-byte K' rows");
+    float* red = vsc + 4 * D;  // 4 floats of scratch after the staging area
+    float mx = 0.0f;
+    bool bad = false;
+    for (int idx = i; idx < kTileKV * kSPR; idx += n) {
+      mx = fmaxf(mx, ksc[idx]);
+      bad |= ksc[idx] != ksc[idx];
     }
-    uint4* out = reinterpret_cast<uint4*>(p.ws_k + (static_cast<int64_t>(e) * p.kv_pad + s) * D + col * 16);
-    out[0] = lo;
-    out[1] = hi;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, o));
+    if ((i & 31) == 0) red[i >> 5] = mx;
+    ptx::named_barrier_sync(bar, n);
+    mx = fmaxf(fmaxf(red[0], red[1]), red[2]);
+    uint8_t* k8 = reinterpret_cast<uint8_t*>(p.ws_k);
+    for (int base = 0; base < kTileKV * kCPR; base += n) {  // every lane in each round: the pair shuffle
+      const int idx = base + i, r = idx / kCPR, col = idx % kCPR, s = s_base + r;
+      uint4 o = make_uint4(0u, 0u, 0u, 0u);
+      uint32_t code = 0u;
+      float sc = 0.0f;
+      if (idx < kTileKV * kCPR && s < len) {
+        const uint4 raw = *reinterpret_cast<const uint4*>(sk8 + r * D + col * 16);
+        sc = ksc[r * kSPR + (col >> 1)];
+        o = e4m3x16_rescale(raw, f8s_factor(sc, mx));
+        code = f8s_chunk_code(raw, o);
+      }
+      code = max(code, __shfl_xor_sync(0xFFFFFFFFu, code, 1));  // the block's other half (lane pairs: cols 2c, 2c + 1)
+      bad |= f8s_block_bad(code, sc < mx);
+      if (idx < kTileKV * kCPR)
+        *reinterpret_cast<uint4*>(k8 + (static_cast<int64_t>(e) * p.kv_pad + s) * D + col * 16) = o;
+    }
+    if (i == 0) p.ws_kf[4 * u] = mx > 0.0f ? mx : 1.0f;
+    if (bad) *reinterpret_cast<volatile uint32_t*>(p.f8s_flag) = 1u;
+  } else {
+    for (int idx = i; idx < kTileKV * kCPR; idx += n) {
+      const int r = idx / kCPR, col = idx % kCPR, s = s_base + r;
+      uint4 lo = make_uint4(0u, 0u, 0u, 0u), hi = lo;
+      if (s < len) {
+        const uint4 raw = *reinterpret_cast<const uint4*>(sk8 + r * D + col * 16);
+        const float sc = ksc[r * kSPR + (col >> 1)];
+        dequant16<true>(raw, &sc, lo, hi);
+      }
+      uint4* out = reinterpret_cast<uint4*>(p.ws_k + (static_cast<int64_t>(e) * p.kv_pad + s) * D + col * 16);
+      out[0] = lo;
+      out[1] = hi;
+    }
   }
-  for (int idx = i; idx < kTileKV * kCPR * 2; idx += n) {
-    const int r = idx / (2 * kCPR), c8 = idx % (2 * kCPR), s = s_base + r;  // 8 columns from 8 c8
-    uint4 o = make_uint4(0u, 0u, 0u, 0u);
-    if (s < len) {
-      const uint2 raw = *reinterpret_cast<const uint2*>(sv8 + r * D + c8 * 8);
-      const float4 a = *reinterpret_cast<const float4*>(vsc + (r >> 5) * D + c8 * 8);
-      const float4 b = *reinterpret_cast<const float4*>(vsc + (r >> 5) * D + c8 * 8 + 4);
-      o.x = attn::e4m3x2_to_bf16x2(raw.x & 0xFFFFu, a.x, a.y);
-      o.y = attn::e4m3x2_to_bf16x2(raw.x >> 16, a.z, a.w);
-      o.z = attn::e4m3x2_to_bf16x2(raw.y & 0xFFFFu, b.x, b.y);
-      o.w = attn::e4m3x2_to_bf16x2(raw.y >> 16, b.z, b.w);
+  if constexpr (kF8V) {
+    // V'^T: the unit's 128 x 128 block of rows d (128 bytes: its keys in the P fragments' order, see
+    // pack_p8), each (d, 32-key block) rescaled to d's largest V scale over the sequence (ws_ev).
+    // Item (dg, kc): columns 4 dg .. 4 dg + 3 of keys 16 kc .. 16 kc + 15 (a half block), read as 16
+    // words (consecutive lanes: consecutive words) and transposed by byte permutes.
+    uint8_t* v8 = reinterpret_cast<uint8_t*>(p.ws_v) + static_cast<int64_t>(u) * (kTileKV * D);
+    const float* ev = p.ws_ev + static_cast<int64_t>(e) * D;
+    bool badv = false;
+    for (int idx = i; idx < (D / 4) * (kTileKV / 32); idx += n) {
+      const int dg = idx % (D / 4), blk = idx / (D / 4);
+      uint32_t code[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int kc = 2 * blk + h;
+        uint32_t w[16];
+#pragma unroll
+        for (int k = 0; k < 16; ++k) w[k] = *reinterpret_cast<const uint32_t*>(sv8 + (16 * kc + k) * D + 4 * dg);
+#pragma unroll
+        for (int ii = 0; ii < 4; ++ii) {
+          const int d = 4 * dg + ii;
+          const uint32_t sel = static_cast<uint32_t>(ii | ((4 + ii) << 4));
+          uint32_t ow[4];
+#pragma unroll
+          for (int c = 0; c < 4; ++c)  // logical keys 4c .. 4c+3 of the half block: physical 2c, 2c+1, 8+2c, 9+2c
+            ow[c] = __byte_perm(__byte_perm(w[2 * c], w[2 * c + 1], sel), __byte_perm(w[8 + 2 * c], w[9 + 2 * c], sel),
+                                0x5410);
+          const uint4 raw = make_uint4(ow[0], ow[1], ow[2], ow[3]);
+          const uint4 o = e4m3x16_rescale(raw, f8s_factor(vsc[blk * D + d], ev[d]));
+          code[ii] = max(code[ii], f8s_chunk_code(raw, o));
+          *reinterpret_cast<uint4*>(v8 + d * kTileKV + kc * 16) = o;
+        }
+      }
+#pragma unroll
+      for (int ii = 0; ii < 4; ++ii) {
+        const float sc = vsc[blk * D + 4 * dg + ii];
+        badv |= f8s_block_bad(code[ii], sc < ev[4 * dg + ii]) || sc != sc;
+      }
     }
-    *reinterpret_cast<uint4*>(p.ws_v + (static_cast<int64_t>(e) * p.kv_pad + s) * D + c8 * 8) = o;
+    if (badv) *reinterpret_cast<volatile uint32_t*>(p.f8s_flag) = 1u;
+  } else {
+    for (int idx = i; idx < kTileKV * kCPR * 2; idx += n) {
+      const int r = idx / (2 * kCPR), c8 = idx % (2 * kCPR), s = s_base + r;  // 8 columns from 8 c8
+      uint4 o = make_uint4(0u, 0u, 0u, 0u);
+      if (s < len) {
+        const uint2 raw = *reinterpret_cast<const uint2*>(sv8 + r * D + c8 * 8);
+        const float4 a = *reinterpret_cast<const float4*>(vsc + (r >> 5) * D + c8 * 8);
+        const float4 b = *reinterpret_cast<const float4*>(vsc + (r >> 5) * D + c8 * 8 + 4);
+        o.x = attn::e4m3x2_to_bf16x2(raw.x & 0xFFFFu, a.x, a.y);
+        o.y = attn::e4m3x2_to_bf16x2(raw.x >> 16, a.z, a.w);
+        o.z = attn::e4m3x2_to_bf16x2(raw.y & 0xFFFFu, b.x, b.y);
+        o.w = attn::e4m3x2_to_bf16x2(raw.y >> 16, b.z, b.w);
+      }
+      *reinterpret_cast<uint4*>(p.ws_v + (static_cast<int64_t>(e) * p.kv_pad + s) * D + c8 * 8) = o;
+    }
   }
   fence_proxy_async_global();
   __threadfence();
@@ -302,7 +428,26 @@ __device__ __forceinline__ void convert_unit_staged(const AttnFwdSm90Params& p, 
 // kernel, whose producer threads execute griddepcontrol.wait before touching them).
 __device__ __forceinline__ void attn_zero_body(const AttnFwdSm90Params& p) {
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i <= p.n_units + 1; i += gridDim.x * blockDim.x) p.tile_state[i] = 0u;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i <= p.n_units + 2; i += gridDim.x * blockDim.x) p.tile_state[i] = 0u;
+}
+// The FP8 path's zero kernel: also each (entry, d)'s largest V scale over the entry's sequence.
+__device__ __forceinline__ void attn_zero_f8_body(const AttnFwdSm90Params& p) {
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  const int tid = blockIdx.x * blockDim.x + threadIdx.x, nthr = gridDim.x * blockDim.x;
+  for (int i = tid; i < 2 * p.n_units + 5; i += nthr) p.tile_state[i] = 0u;  // both sets and the flag
+  constexpr int D = 128;
+  const int entries = p.batch * p.heads_kv;
+  for (int i = tid; i < entries * D; i += nthr) {
+    const int e = i / D, d = i % D;
+    const SeqRows seq = attn::seq_rows(p.bshd, p.cu_kv, p.seqlen_kv, p.heads_kv, e / p.heads_kv, e % p.heads_kv);
+    const uint8_t* es = p.v_scales + static_cast<int64_t>(e) * p.v_scale_entry;
+    const int nb = static_cast<int>((seq.len + 31) / 32);
+    uint32_t mx = 0u;
+    for (int c = 0; c < nb; ++c)
+      mx = max(mx, static_cast<uint32_t>(__ldg(es + (p.swizzled ? layout::swizzled_offset(d, c, p.s_scale_ld)
+                                                                 : int64_t(d) * p.s_scale_ld + c))));
+    p.ws_ev[i] = nb > 0 ? dev::ue8m0_to_f32(static_cast<uint8_t>(mx)) : 0.0f;
+  }
 }
 
 // Index i over lanes x per positions, in sections: sections of G lanes over the first lanes - T lanes,
@@ -356,15 +501,29 @@ __device__ __forceinline__ uint32_t desc_nmajor128_lo(uint32_t smem_addr) {
 // kQRegKs: S's first kQRegKs k16 steps take Q from registers (wgmma RS: fragments loaded once per
 // item from the Q tile), the rest from shared memory (SS); each RS step saves the 2 KiB of Q that
 // the SS form reads from shared memory per wgmma (PERFORMANCE.md, sixteenth session).
+// kF8S (D = 128, kInline): S = Q' K'^T on FP8 wgmma (Q' per row, K' per 128-key tile, both rescaled
+// within E4M3; the factors folded into the softmax's constant per row and tile); kF8V (with kF8S): P V
+// on FP8 wgmma too, against V'^T (per column d over the sequence), O times the column factors at the
+// end. Only the combination of both has an entry point.
 template <int D, bool kPingPong, bool kInline, int kProdRegs, int kMathRegs, bool kPersist = false,
-          bool kLean = false, int kMathWG = 2, int kKV = kTileKV, int kQRegKs = 0>
+          bool kLean = false, int kMathWG = 2, int kKV = kTileKV, int kQRegKs = 0, bool kF8S = false, bool kF8V = false>
 __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(!kPersist || kInline, "the persistent schedule is built on the in-kernel conversion");
+  static_assert(!kF8V || kF8S, "FP8 P V: with FP8 S");
+  // The exact kernel behind the FP8 one (gate): nothing to do unless that one raised its flag. It is a
+  // programmatic dependent of the FP8 kernel, so it waits for that grid's completion and writes first;
+  // its state words and counters are a second set, zeroed with the first by the zero kernel.
+  if (!kF8S && p.gate) {
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    if (*reinterpret_cast<volatile const uint32_t*>(p.f8s_flag) == 0u) return;
+  }
   constexpr int kPanels = D / 64;
   constexpr int kTileBytes = kKV * D * 2;
   constexpr int kKVPanelBytes = kKV * 128;  // one 64-column panel of a K or V tile
   static_assert(kKV == kTileKV || (kKV == 64 && !kInline), "64-key tiles: after the prepass");
+  static_assert(!kF8S || (D == 128 && kInline && kKV == kTileKV), "FP8 path: D = 128, in-kernel conversion");
+  constexpr int kK8Bytes = kKV * D;  // kF8S: K' tile (E4M3), then its factor (16 bytes)
   static_assert(kMathWG == 2 || (kMathWG == 3 && D == 64 && !kInline), "three math warpgroups: D = 64, prepass");
   constexpr int kSt = 2;  // K/V stages (three fit, measured no faster at D = 128 and at D = 64: PERFORMANCE.md)
   constexpr int kRowsQ = 64 * kMathWG;                // query rows per CTA
@@ -470,18 +629,30 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       const uint32_t ph = (gt / kSt) & 1;
       if constexpr (kLean) ptx::mbar_wait_suspend(empty_k(st), ph ^ 1);
       else ptx::mbar_wait(empty_k(st), ph ^ 1);
-      ptx::mbar_arrive_expect_tx(full_k(st), kTxBytes);
+      if constexpr (kF8S) {
+        ptx::mbar_arrive_expect_tx(full_k(st), kK8Bytes + 16);
+        ptx::tma_load_2d(ptx::smem_addr(sk(st)), p.tmap_k8, 0, row_base + t * kKV, full_k(st));
+        ptx::bulk_load(ptx::smem_addr(sk(st) + kK8Bytes), p.ws_kf + 4 * ((row_base + t * kKV) / kTileKV), 16,
+                       full_k(st));
+      } else {
+        ptx::mbar_arrive_expect_tx(full_k(st), kTxBytes);
 #pragma unroll
-      for (int pn = 0; pn < kPanels; ++pn)
-        ptx::tma_load_2d(ptx::smem_addr(sk(st) + pn * kKVPanelBytes), p.tmap_k, 64 * pn, row_base + t * kKV,
-                         full_k(st));
+        for (int pn = 0; pn < kPanels; ++pn)
+          ptx::tma_load_2d(ptx::smem_addr(sk(st) + pn * kKVPanelBytes), p.tmap_k, 64 * pn, row_base + t * kKV,
+                           full_k(st));
+      }
       if constexpr (kLean) ptx::mbar_wait_suspend(empty_v(st), ph ^ 1);
       else ptx::mbar_wait(empty_v(st), ph ^ 1);
-      ptx::mbar_arrive_expect_tx(full_v(st), kTxBytes);
+      if constexpr (kF8V) {
+        ptx::mbar_arrive_expect_tx(full_v(st), kK8Bytes);
+        ptx::tma_load_2d(ptx::smem_addr(sv(st)), p.tmap_v8, 0, row_base + t * kKV, full_v(st));
+      } else {
+        ptx::mbar_arrive_expect_tx(full_v(st), kTxBytes);
 #pragma unroll
-      for (int pn = 0; pn < kPanels; ++pn)
-        ptx::tma_load_2d(ptx::smem_addr(sv(st) + pn * kKVPanelBytes), p.tmap_v, 64 * pn, row_base + t * kKV,
-                         full_v(st));
+        for (int pn = 0; pn < kPanels; ++pn)
+          ptx::tma_load_2d(ptx::smem_addr(sv(st) + pn * kKVPanelBytes), p.tmap_v, 64 * pn, row_base + t * kKV,
+                           full_v(st));
+      }
     };
     if constexpr (!kInline) {
       const Work w = item_work(first_item);
@@ -500,8 +671,8 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       uint32_t* const state = p.tile_state;
       if (warp == 0) {  // the TMA warp: lane 0 issues; a unit nobody has claimed goes to this CTA's converters
         if (lane == 0) {
-          ptx::tma_prefetch_desc(p.tmap_k);
-          ptx::tma_prefetch_desc(p.tmap_v);
+          ptx::tma_prefetch_desc(kF8S ? p.tmap_k8 : p.tmap_k);
+          ptx::tma_prefetch_desc(kF8V ? p.tmap_v8 : p.tmap_v);
         }
         int item = first_item, g = 0, it = 0;
         for (;;) {
@@ -601,7 +772,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
           ptx::named_barrier_sync(5, 96);  // everyone has read the slot
           if (u == -2) break;
           if (u < 0) continue;
-          convert_unit_staged<D>(p, u, wtid, 96, 5, conv_stage);
+          convert_unit_staged<D, kF8S, kF8V>(p, u, wtid, 96, 5, conv_stage);
           ptx::named_barrier_sync(5, 96);
           if (wtid == 0) st_release_gpu(state + u, 2u);
         }
@@ -649,6 +820,8 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
   };
   static_assert(kQRegKs >= 0 && kQRegKs <= D / 16, "k steps of S with Q from registers");
   uint32_t qf[kQRegKs > 0 ? kQRegKs : 1][4];  // Q as the register A operand of S's first kQRegKs k steps
+  uint32_t qf8[kF8S ? 4 : 1][4];  // kF8S: Q' (E4M3) as the A operand of S's four k32 steps
+  float cr[2] = {c, c};           // kF8S: c times the largest Q scale of each of the thread's two rows
   int item = take_item();
   Work w = item_work(item < 0 ? 0 : item);
   while (item >= 0) {
@@ -661,7 +834,36 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
     g = __shfl_sync(0xFFFFFFFFu, g, 0);  // warp-uniform (above)
     // This warpgroup's 64 query rows, dequantized into rows [64 cw, 64 cw + 64) of the Q tile (rows
     // past the sequence as zeros).
-    {
+    if constexpr (kF8S) {
+      // Q' = each row's blocks rescaled to the row's largest scale (E4M3), 64 rows of 128 bytes with
+      // the 128-byte swizzle in this warpgroup's first 8 KiB of the Q tile, the row maxima as floats
+      // in its rows of the second panel; a row's 8 chunks are 8 consecutive lanes.
+      load_q(w);
+      constexpr int kCPR = D / 16;
+      uint8_t* q8 = sq + cw * 8192;
+      float* qmx = reinterpret_cast<float*>(sq + 16384 + cw * 8192);
+#pragma unroll
+      for (int i = 0; i < RawTile<D, 64, 128>::kChunks; ++i) {
+        const int idx = ctid + 128 * i, r = idx / kCPR, col = idx % kCPR;
+        float mx = qsc[i];
+        mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 2));
+        mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 4));
+        const uint4 o = e4m3x16_rescale(rq.c[i], f8s_factor(qsc[i], mx));
+        *reinterpret_cast<uint4*>(q8 + ptx::sw128_offset(static_cast<uint32_t>(r), static_cast<uint32_t>(col))) = o;
+        if (col == 0) qmx[r] = mx > 0.0f ? mx : 1.0f;
+        uint32_t code = f8s_chunk_code(rq.c[i], o);
+        code = max(code, __shfl_xor_sync(0xFFFFFFFFu, code, 1));  // the block's other half
+        if (f8s_block_bad(code, qsc[i] < mx) || qsc[i] != qsc[i])
+          *reinterpret_cast<volatile uint32_t*>(p.f8s_flag) = 1u;
+      }
+      ptx::named_barrier_sync(1 + cw, 128);
+      const uint32_t trow = static_cast<uint32_t>(warp * 16 + (lane >> 2));
+#pragma unroll
+      for (int ks = 0; ks < 4; ++ks) ptx::lds_a_frag_sw128(q8, trow, ks, lane, qf8[ks]);
+      cr[0] = c * qmx[trow];
+      cr[1] = c * qmx[trow + 8];
+    } else {
       load_q(w);
       constexpr int kCPR = D / 16;
 #pragma unroll
@@ -697,12 +899,18 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
     constexpr int kS = kKV / 2;   // scores per thread and tile
     constexpr int kPK = kKV / 16;  // k16 steps of P V
     float s[kS];
-    uint32_t pf[kPK][4];
+    uint32_t pf[kF8V ? 1 : kPK][4];
+    uint32_t pf8[kF8V ? 4 : 1][4];
     auto issue_s = [&](int t) {  // S = Q K_t^T for 64 rows x kKV keys, into s
       const int st = (g + t) % kSt;
       ptx::mbar_wait(full_k(st), ((g + t) / kSt) & 1);
       const uint32_t k_addr = ptx::smem_addr(sk(st));
       ptx::wgmma_fence();
+      if constexpr (kF8S) {
+#pragma unroll
+        for (int ks = 0; ks < 4; ++ks)
+          ptx::wgmma_e4m3_rs_n128(s, qf8[ks], ptx::smem_desc_k128_sw128(k_addr + 32 * ks), ks > 0);
+      } else {
 #pragma unroll
       for (int ks = 0; ks < D / 16; ++ks) {
         const uint32_t off = static_cast<uint32_t>((ks >> 2) * kPanelBytes + (ks & 3) * 32);
@@ -713,7 +921,18 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
           ptx::wgmma_bf16_ss<kKV, 0>(s, ptx::smem_desc_sw128_at(q_desc_lo, off),
                                      ptx::smem_desc_sw128_at(ptx::smem_desc_sw128_lo(k_addr), koff), ks > 0);
       }
+      }
       ptx::wgmma_commit();
+    };
+    // kF8S: the factor of tile t's K' (read from its K stage before the stage is released) times each
+    // row's c and Q factor.
+    float ct[2] = {c, c};
+    auto apply_kf = [&](int t) {
+      if constexpr (kF8S) {
+        const float kft = *reinterpret_cast<const float*>(sk((g + t) % kSt) + kK8Bytes);
+        ct[0] = cr[0] * kft;
+        ct[1] = cr[1] * kft;
+      }
     };
     // Online softmax of tile t in s (log2 domain; masked and out-of-range keys -> -inf): leaves
     // P * p_scale = exp2(S * scale * log2(e) - m + log2(p_scale)) in s (one FFMA and one SFU op per
@@ -748,7 +967,8 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
         float mx = fmaxf(fmaxf(m16[0], m16[2]), fmaxf(m16[1], m16[3]));
         mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 2));
-        const float m_new = fmaxf(m_run[r], mx * c);  // c > 0: the max commutes with the scaling
+        const float cc = kF8S ? ct[r] : c;
+        const float m_new = fmaxf(m_run[r], mx * cc);  // c > 0: the max commutes with the scaling
         const float m_use = m_new == -INFINITY ? 0.0f : m_new;  // a row with nothing visible yet
         corr[r] = attn::ex2_ftz(m_run[r] - m_use);
         m_run[r] = m_new;
@@ -756,8 +976,8 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
         float sum = 0.0f;
 #pragma unroll
         for (int j = 0; j < kPairs; ++j) {
-          const float a = attn::ex2_ftz(fmaf(s[4 * j + 2 * r], c, bias));
-          const float e = attn::ex2_ftz(fmaf(s[4 * j + 2 * r + 1], c, bias));
+          const float a = attn::ex2_ftz(fmaf(s[4 * j + 2 * r], cc, bias));
+          const float e = attn::ex2_ftz(fmaf(s[4 * j + 2 * r + 1], cc, bias));
           s[4 * j + 2 * r] = a;
           s[4 * j + 2 * r + 1] = e;
           sum += a + e;
@@ -770,10 +990,30 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
     // row and that row's sum l is NaN, so the
     // O and LSE are NaN as with the exact form: attention_common.cuh).
     auto pack_p = [&] {
+      if constexpr (kF8V) {
+        // Pq = E4M3(P * p_scale) straight into the 8-bit A fragments of P V's four k32 steps. Fragment
+        // word j holds row r (+ 8 for j odd), logical keys 4 (lane % 4) + 0..3 (+ 16 for j >= 2); the
+        // thread's scores of a 32-key block are physical keys 2 (lane % 4) + {0, 1} + {0, 8, 16, 24},
+        // so logical key 4c + t of half h is physical 16 h + 8 (t / 2) + 2c + t % 2, the order V'^T
+        // is stored in (convert_unit_staged).
 #pragma unroll
-      for (int kk = 0; kk < kPK; ++kk)
+        for (int kk = 0; kk < 4; ++kk) {
+          const float* q = s + 16 * kk;
+          auto pk = [](float a, float b, float c2, float d2) {
+            return static_cast<uint32_t>(dev::f32x2_to_fp8x2_satfinite<dev::Fp8::E4M3>(a, b)) |
+                   (static_cast<uint32_t>(dev::f32x2_to_fp8x2_satfinite<dev::Fp8::E4M3>(c2, d2)) << 16);
+          };
+          pf8[kk][0] = pk(q[0], q[1], q[4], q[5]);
+          pf8[kk][1] = pk(q[2], q[3], q[6], q[7]);
+          pf8[kk][2] = pk(q[8], q[9], q[12], q[13]);
+          pf8[kk][3] = pk(q[10], q[11], q[14], q[15]);
+        }
+      } else {
 #pragma unroll
-        for (int r = 0; r < 4; ++r) pf[kk][r] = attn::p_e4m3_bf16x2(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
+        for (int kk = 0; kk < kPK; ++kk)
+#pragma unroll
+          for (int r = 0; r < 4; ++r) pf[kk][r] = attn::p_e4m3_bf16x2(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
+      }
     };
 
     if (n_tiles > 0) {
@@ -781,6 +1021,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       issue_s(0);
       ptx::wgmma_wait<0>();
       ptx::fence_acc(s);
+      apply_kf(0);
       ptx::mbar_arrive(empty_k(g % kSt));
       softmax(0, corr);  // O is still zero: nothing to rescale
       pack_p();
@@ -796,7 +1037,12 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       ptx::mbar_wait(full_v(st), ((g + t) / kSt) & 1);
       const uint32_t v_addr = ptx::smem_addr(sv(st));
       ptx::wgmma_fence();
-      if constexpr (kPanels >= 2) {
+      if constexpr (kF8V) {
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk)
+          ptx::wgmma_e4m3_rs_n128(*reinterpret_cast<float(*)[64]>(&o_acc[0][0]), pf8[kk],
+                                  ptx::smem_desc_k128_sw128(v_addr + 32 * kk), 1);
+      } else if constexpr (kPanels >= 2) {
         // One m64n128k16 per k step and pair of 64-wide d panels (the accumulator's columns 0..63
         // are o_acc[2 pp], 64..127 o_acc[2 pp + 1], the same registers as the two n64 products), then
         // an m64n64k16 for a last odd panel (D = 192).
@@ -837,14 +1083,20 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       if constexpr (kNext) {  // S of tile t+1 is done (commit groups retire in order)
         ptx::wgmma_wait<1>();
         ptx::fence_acc(s);
+        apply_kf(t + 1);
         ptx::mbar_arrive(empty_k((g + t + 1) % kSt));
         softmax(t + 1, corr);
       }
       ptx::wgmma_wait<0>();
 #pragma unroll
       for (int pn = 0; pn < kPanels; ++pn) ptx::fence_acc(o_acc[pn]);
+      if constexpr (kF8V) {
 #pragma unroll
-      for (int kk = 0; kk < kPK; ++kk) ptx::fence_regs(pf[kk]);
+        for (int kk = 0; kk < 4; ++kk) ptx::fence_regs(pf8[kk]);
+      } else {
+#pragma unroll
+        for (int kk = 0; kk < kPK; ++kk) ptx::fence_regs(pf[kk]);
+      }
       ptx::mbar_arrive(empty_v(st));
       if constexpr (kNext) {
 #pragma unroll
@@ -865,6 +1117,19 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
     // O through this warpgroup's own rows of the Q tile (only its S products read them, and the last
     // one has completed), in the same swizzled panel layout (conflict-free 4-byte stores), then
     // 16-byte stores of whole 128- or 256-byte rows to global memory.
+    if constexpr (kF8V) {  // V' was rescaled per column d: O times d's factor
+      const float* ev = p.ws_ev + static_cast<int64_t>(w.b * p.heads_kv + w.hk) * D + 2 * (lane & 3);
+#pragma unroll
+      for (int pn = 0; pn < kPanels; ++pn)
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          const float2 f = *reinterpret_cast<const float2*>(ev + 64 * pn + 8 * j);
+          o_acc[pn][4 * j] *= f.x;
+          o_acc[pn][4 * j + 1] *= f.y;
+          o_acc[pn][4 * j + 2] *= f.x;
+          o_acc[pn][4 * j + 3] *= f.y;
+        }
+    }
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       float l = l_run[r];
@@ -909,6 +1174,9 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 extern "C" __global__ void __launch_bounds__(256) mxq_attn_zero_sm90(const __grid_constant__ mxq::AttnFwdSm90Params p) {
   mxq::sm90attn::attn_zero_body(p);
 }
+extern "C" __global__ void __launch_bounds__(256) mxq_attn_zero_f8_sm90(const __grid_constant__ mxq::AttnFwdSm90Params p) {
+  mxq::sm90attn::attn_zero_f8_body(p);
+}
 
 // The prepass and the variant without turns (MXQ_ATTN_SM90_PINGPONG=0) for both head dims; the
 // default kernels: D = 64 after the prepass, D = 128 with the conversion in the kernel
@@ -948,4 +1216,9 @@ extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads3, 1)
 extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
     mxq_attn_fwd_sm90_d128_inl(const __grid_constant__ mxq::AttnFwdSm90Params p) {
   mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, true, true, 2, mxq::sm90attn::kTileKV, 8>(p);
+}
+// D = 128, the default: S and P V on FP8 wgmma (docs/NUMERICS.md; MXQ_ATTN_SM90_F8=0: the _inl kernel).
+extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
+    mxq_attn_fwd_sm90_d128_f8(const __grid_constant__ mxq::AttnFwdSm90Params p) {
+  mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, true, true, 2, mxq::sm90attn::kTileKV, 0, true, true>(p);
 }

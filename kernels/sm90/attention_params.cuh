@@ -13,6 +13,14 @@ struct alignas(64) AttnFwdSm90Params {
   // boxes of 128 rows x 64 columns with the 128-byte swizzle. Filled by the launcher per Execute.
   alignas(64) uint8_t tmap_k[128];
   alignas(64) uint8_t tmap_v[128];
+  // The FP8 kernel (_f8, D = 128): K' (E4M3 [B*Hkv*kv_pad, 128] in ws_k's bytes, one 128 x 128 box
+  // with the 128-byte swizzle) and each unit's factor ws_kf[4 u] (fp32, 16 bytes per unit, after K');
+  // V'^T (E4M3, per unit 128 rows d of 128 keys, in ws_v's bytes; one 128 x 128 box) and each
+  // (entry, d)'s largest V scale over the sequence (ws_ev, fp32 [B*Hkv, D], after the unit factors).
+  alignas(64) uint8_t tmap_k8[128];
+  float* ws_kf;
+  alignas(64) uint8_t tmap_v8[128];
+  float* ws_ev;
   const uint8_t* q;          // FP8, quantized along D, [rows, D] in the plan's layout
   const uint8_t* k;          // FP8, quantized along D
   const uint8_t* v;          // FP8, quantized along S_kv (data not transposed)
@@ -50,6 +58,11 @@ struct alignas(64) AttnFwdSm90Params {
   int32_t sec_heads;
   int32_t tail_heads;
   int32_t conv_sec;
+  // The FP8 path (_f8): a word after the two counters that the kernel sets when an operand's rescale
+  // would exceed its error bound (docs/NUMERICS.md); then a second set of n_units + 2 state words and
+  // counters for the exact kernel that follows it with gate != 0 and runs only if the flag is set.
+  uint32_t* f8s_flag;
+  int32_t gate;
 };
 
 // Geometry shared with the launcher: a CTA owns 128 query rows of one (batch, head): a producer
@@ -78,13 +91,13 @@ constexpr int64_t attn_sm90_smem_bytes(int64_t d, int64_t rows_q = kAttnSm90Tile
 // The in-kernel-conversion kernels (_inl): 128 bytes of barriers and slots, then the converters'
 // staging area (the unit's FP8 K and V rows, K's and V's scales as floats).
 constexpr int64_t attn_sm90_smem_bytes_inl(int64_t d) {
-  return 1024 + 5 * 128 * d * 2 + 128 + 2 * 128 * d + 4 * (128 * d / 32) + 4 * 4 * d;
+  return 1024 + 5 * 128 * d * 2 + 128 + 2 * 128 * d + 4 * (128 * d / 32) + 4 * 4 * d + 16;
 }
 // Rows of each (batch, KV head) in the bf16 K / V workspace, and the workspace size.
 constexpr int64_t attn_sm90_kv_pad(int64_t seqlen_kv) { return (seqlen_kv + 127) / 128 * 128; }
 constexpr int64_t attn_sm90_workspace_bytes(int64_t batch, int64_t heads_kv, int64_t seqlen_kv, int64_t d) {
   return 256 + 2 * batch * heads_kv * attn_sm90_kv_pad(seqlen_kv) * d * 2 +
-         4 * (batch * heads_kv * attn_sm90_kv_pad(seqlen_kv) / 128 + 2);
+         4 * (2 * (batch * heads_kv * attn_sm90_kv_pad(seqlen_kv) / 128) + 5);
 }
 
 }  // namespace mxq

@@ -60,9 +60,21 @@ class AttnFwdSm90 final : public OpImpl {
     inline_ = !nopp && d.head_dim == 128;
     persist_ = inline_;
     w3_ = !nopp && d.head_dim == 64;  // three math warpgroups, 192 query rows per CTA
-    kname_ = fmt::format("mxq_attn_fwd_sm90_d{}{}", d.head_dim, nopp ? "_nopp" : inline_ ? "_inl" : "");
-    prep_name_ = inline_ ? std::string("mxq_attn_zero_sm90") : fmt::format("mxq_attn_prep_sm90_d{}", d.head_dim);
+    // D = 128 runs S and P V on FP8 wgmma by default (mxq_attn_fwd_sm90_d128_f8; docs/NUMERICS.md):
+    // the exact kernel redoes a call whose operands exceed the rescale's error bound.
+    // MXQ_ATTN_SM90_F8=0: the exact kernel only; 2: the FP8 kernel without that fallback (tests).
+    const char* f8 = std::getenv("MXQ_ATTN_SM90_F8");
+    const char f8m = f8 && f8[0] ? f8[0] : '1';
+    f8_ = inline_ && (f8m == '1' || f8m == '2');
+    f8_fallback_ = f8_ && f8m == '1';
+    kname_ = fmt::format("mxq_attn_fwd_sm90_d{}{}", d.head_dim, nopp ? "_nopp" : f8_ ? "_f8" : inline_ ? "_inl" : "");
+    prep_name_ = f8_        ? std::string("mxq_attn_zero_f8_sm90")
+                 : inline_ ? std::string("mxq_attn_zero_sm90")
+                           : fmt::format("mxq_attn_prep_sm90_d{}", d.head_dim);
     fn_ = dev.kernel(kname_.c_str());
+    if (f8_) {
+      exact_ = dev.kernel("mxq_attn_fwd_sm90_d128_inl");
+    }
     prep_ = dev.kernel(prep_name_.c_str());
     const bool swz = d.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
     const int64_t dcols = layout::scale_cols(d.head_dim);
@@ -103,8 +115,11 @@ class AttnFwdSm90 final : public OpImpl {
 
   std::string name() const override { return kname_; }
   std::string reason() const override {
-    return "sm_90a BF16-wgmma flash attention on exactly dequantized MXFP8 operands (K, V through a bf16 "
-           "workspace and TMA), P quantized per the recipe";
+    return f8_ ? "sm_90a flash attention with S and P V on FP8 wgmma over operands rescaled within E4M3 (one "
+                  "power-of-two factor per Q row, K tile and V column; the exact BF16 kernel redoes calls past "
+                  "the rescale's error bound), P quantized per the recipe"
+                : "sm_90a BF16-wgmma flash attention on exactly dequantized MXFP8 operands (K, V through a bf16 "
+                  "workspace and TMA), P quantized per the recipe";
   }
   size_t workspace_bytes() const override {
     return static_cast<size_t>(attn_sm90_workspace_bytes(d_.batch, d_.heads_kv, d_.seqlen_kv, d_.head_dim));
@@ -153,9 +168,19 @@ class AttnFwdSm90 final : public OpImpl {
     p.ws_k = reinterpret_cast<uint16_t*>(ws);
     p.ws_v = p.ws_k + rows * d_.head_dim;
     encode(p.ws_k, rows, p.tmap_k);
+    if (f8_) {  // K' (E4M3 rows of 128 bytes) in ws_k's first half, then the unit factors and V's column maxima
+      encode_tma_2d(p.tmap_k8, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, p.ws_k, d_.head_dim, rows, 128, kAttnSm90TileKV,
+                    CU_TENSOR_MAP_SWIZZLE_128B, "attention K' workspace");
+      p.ws_kf = reinterpret_cast<float*>(reinterpret_cast<uint8_t*>(p.ws_k) + rows * d_.head_dim);
+      p.ws_ev = p.ws_kf + rows / 32;  // after the units' 16-byte factors (rows / 128 of them)
+      encode_tma_2d(p.tmap_v8, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, p.ws_v, kAttnSm90TileKV, rows, 128, kAttnSm90TileKV,
+                    CU_TENSOR_MAP_SWIZZLE_128B, "attention V'^T workspace");
+    }
     encode(p.ws_v, rows, p.tmap_v);
     p.tile_state = reinterpret_cast<uint32_t*>(p.ws_v + rows * d_.head_dim);
     p.n_units = static_cast<int32_t>(rows / kAttnSm90TileKV);
+    p.f8s_flag = p.tile_state + p.n_units + 2;
+    p.gate = 0;
     const int64_t tile_q = w3_ ? kAttnSm90TileQ3 : kAttnSm90TileQ;
     const int64_t ctas = layout::ceil_div(d_.seqlen_q, tile_q) * d_.heads_q * d_.batch;
     p.quota = static_cast<int32_t>(layout::ceil_div(int64_t(p.n_units), ctas));
@@ -163,7 +188,8 @@ class AttnFwdSm90 final : public OpImpl {
     void* params[] = {&p};
     if (inline_) {
       Dim3 g, b;
-      g.x = static_cast<unsigned>(std::min<int64_t>(layout::ceil_div(int64_t(p.n_units) + 2, 256), 1024));
+      const int64_t zthreads = std::max<int64_t>(2 * int64_t(p.n_units) + 5, f8_ ? d_.batch * d_.heads_kv * 128 : 0);
+      g.x = static_cast<unsigned>(std::min<int64_t>(layout::ceil_div(zthreads, 256), 1024));
       b.x = 256;
       dev_.launch(prep_, g, b, 0, stream, params, prep_name_.c_str());
     } else {
@@ -190,6 +216,16 @@ class AttnFwdSm90 final : public OpImpl {
                                             : attn_sm90_smem_bytes(d_.head_dim, tile_q)),
                 stream, params, kname_.c_str(),
                 /*programmatic=*/true);
+    if (f8_fallback_) {
+      // The exact kernel, a programmatic dependent of the FP8 one: it returns at once unless that one
+      // raised its flag, and then runs on the second set of state words (zeroed with the first).
+      AttnFwdSm90Params p2 = p;
+      p2.gate = 1;
+      p2.tile_state = p.tile_state + p.n_units + 3;
+      void* params2[] = {&p2};
+      dev_.launch(exact_, g, b, static_cast<size_t>(attn_sm90_smem_bytes_inl(d_.head_dim)), stream, params2,
+                  "mxq_attn_fwd_sm90_d128_inl", /*programmatic=*/true);
+    }
   }
 
  private:
@@ -202,9 +238,9 @@ class AttnFwdSm90 final : public OpImpl {
 
   AttentionDesc d_;
   Device& dev_;
-  CUfunction fn_ = nullptr, prep_ = nullptr;
+  CUfunction fn_ = nullptr, prep_ = nullptr, exact_ = nullptr;
   std::string kname_, prep_name_;
-  bool inline_ = false, persist_ = false, w3_ = false;
+  bool inline_ = false, persist_ = false, w3_ = false, f8_ = false, f8_fallback_ = false;
   AttnFwdSm90Params base_{};
 };
 
@@ -216,7 +252,8 @@ void register_attention_fwd_kernels(Registry& r) {
   e.arch = {90, 90};
   e.in_dtypes = {MXQ_DTYPE_E4M3};
   e.out_dtypes = {MXQ_DTYPE_BF16};
-  e.variant = "K/V dequantized to bf16 in the workspace (D=128: by the kernel's producer warps, units claimed "
+  e.variant = "K/V dequantized to bf16 in the workspace (D=128: rescaled within E4M3 by the kernel's producer warps "
+              "for S and P V on FP8 wgmma, the exact kernel as fallback, units claimed "
               "through state words, one persistent CTA per SM; D=64, 192, 256: a prepass); 128 queries (D=64: 192) x 128-key "
               "tiles (D=192, 256: 64-key), TMA producer + two math warpgroups (D=64: three), online softmax";
   e.priority = 0;

@@ -50,6 +50,10 @@ if [[ $part == 3 || $part == all ]]; then
   # The attention forward's variant without the warpgroups' turns (MXQ_ATTN_SM90_PINGPONG=0), which
   # shares the main loop's code with the default kernels.
   stage attn_nopp 120 env MXQ_ATTN_SM90_PINGPONG=0 "$MXQ_BUILD_DIR/tests/mxq_gpu_tests" "[attention]~[bwd]"
+  # The D = 128 forward's exact kernel alone (MXQ_ATTN_SM90_F8=0), and its FP8 kernel without the
+  # fallback on the inputs that stay within the rescale's error bound (=2).
+  stage attn_f8 150 bash -c "env MXQ_ATTN_SM90_F8=0 '$MXQ_BUILD_DIR/tests/mxq_gpu_tests' '[attention][fwd]' &&
+    env MXQ_ATTN_SM90_F8=2 '$MXQ_BUILD_DIR/tests/mxq_gpu_tests' 'gpu attention fwd: inputs as a quantizer writes them'"
   stage unit_tests 120 "$MXQ_BUILD_DIR/tests/mxq_tests"
   stage python_gpu 90 env PYTHON=python3 bindings/python/test.sh
   # Shared-memory hazards of the attention backward (its reducer thread, producer and math warps share
