@@ -1218,7 +1218,9 @@ extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
   mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, true, true, 2, mxq::sm90attn::kTileKV, 8>(p);
 }
 // D = 128, the default: S and P V on FP8 wgmma (docs/NUMERICS.md; MXQ_ATTN_SM90_F8=0: the _inl kernel).
+// setmaxnreg 56 / 216: the FP8 fragments leave the math warps room, and the converters' V'^T
+// transposition spills less (PERFORMANCE.md, nineteenth session: +1-3% over 40 / 232).
 extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
     mxq_attn_fwd_sm90_d128_f8(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<128, true, true, 40, 232, true, true, 2, mxq::sm90attn::kTileKV, 0, true, true>(p);
+  mxq::sm90attn::attn_fwd_body<128, true, true, 56, 216, true, true, 2, mxq::sm90attn::kTileKV, 0, true, true>(p);
 }
