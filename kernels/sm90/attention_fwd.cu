@@ -9,7 +9,7 @@
 // promotion is needed. P is quantized exactly as the recipe says (E4M3 of P * p_scale, satfinite,
 // RNE) and, being an FP8 value, enters the P V product as an exact bf16 register fragment.
 //
-// Except at D = 128, whose default kernel (mxq_attn_fwd_sm90_d128_f8, kF8S + kF8V) runs both products
+// Except at D = 128, whose default kernel (mxq_attn_fwd_sm90_d128_f8, kF8) runs both products
 // on FP8 wgmma after rescaling each operand within E4M3 to one power-of-two factor per Q row, K tile and
 // V column (UE8M0 scales are powers of two): exact while the shifted values stay normal, bounded
 // otherwise; an operand block past the bound raises a flag and the exact kernel (_inl) redoes the call
@@ -128,7 +128,7 @@ __device__ __forceinline__ void store_chunk_pair(uint8_t* tile, int r, int col, 
   *reinterpret_cast<uint4*>(panel + ptx::sw128_offset(r, c16 + 1)) = hi;
 }
 
-// The FP8 path (kF8S, kF8V): 16 E4M3 values times f = 2^-k (k >= 0: a block's scale over its row's,
+// The FP8 path (kF8): 16 E4M3 values times f = 2^-k (k >= 0: a block's scale over its row's,
 // tile's or column's largest) rounded back to E4M3 (RNE, satfinite): through f16, where the product is exact for k <= 15
 // (E4M3's smallest step 2^-9 times 2^-15 is f16's smallest), so one rounding; NaN stays NaN. f = 0
 // (a row past a sequence's end, whose scales read as 0) gives zeros.
@@ -152,21 +152,26 @@ __device__ __forceinline__ uint4 e4m3x16_rescale(const uint4& raw, float f) {
                     e4m3x4_rescale(raw.w, f2));
 }
 // The factor of a block with scale sc in a row whose largest scale is mx (both powers of two or 0).
-__device__ __forceinline__ float f8s_factor(float sc, float mx) { return mx > 0.0f ? __fdiv_rn(sc, mx) : 0.0f; }
+__device__ __forceinline__ float f8_factor(float sc, float mx) { return mx > 0.0f ? __fdiv_rn(sc, mx) : 0.0f; }
 // The rescale's error bound (docs/NUMERICS.md): the largest E4M3 code of 16 rescaled values, and
 // whether any raw value is nonzero (bit 8). A 32-block (two such chunks) that was shifted (factor < 1)
 // is accepted when it is all zeros or its largest magnitude after the shift is at least 4 (code
 // 0x48), so the rounding of the values shifted below E4M3's normal range (at most 2^-10) stays within
 // 2^-12 of the block's largest value; else the call's flag goes up and the exact kernel redoes the
 // call. A quantizer's block (largest magnitude >= 256) passes for shifts up to 2^-6.
-__device__ __forceinline__ uint32_t f8s_chunk_code(const uint4& raw, const uint4& o) {
+__device__ __forceinline__ uint32_t f8_chunk_code(const uint4& raw, const uint4& o) {
   const uint32_t nz = (raw.x | raw.y | raw.z | raw.w) & 0x7F7F7F7Fu;
   uint32_t m = __vmaxu4(__vmaxu4(o.x & 0x7F7F7F7Fu, o.y & 0x7F7F7F7Fu), __vmaxu4(o.z & 0x7F7F7F7Fu, o.w & 0x7F7F7F7Fu));
   m = max(max(m & 0xFFu, (m >> 8) & 0xFFu), max((m >> 16) & 0xFFu, m >> 24));
   return m | (nz != 0u ? 0x100u : 0u);
 }
-__device__ __forceinline__ bool f8s_block_bad(uint32_t code, bool shifted) {
+__device__ __forceinline__ bool f8_block_bad(uint32_t code, bool shifted) {
   return shifted && (code & 0x100u) != 0u && (code & 0xFFu) < 0x48u;
+}
+
+// Offset of V's scale for column d and 32-key block c inside its (b, h) entry (columnwise scales).
+__device__ __forceinline__ int64_t v_scale_off(const AttnFwdSm90Params& p, int d, int c) {
+  return p.swizzled ? layout::swizzled_offset(d, c, p.s_scale_ld) : int64_t(d) * p.s_scale_ld + c;
 }
 
 // One K chunk of the workspace: 16 FP8 elements (one scale) of padded row s of entry e, column chunk
@@ -207,7 +212,7 @@ __device__ __forceinline__ void prep_v_item(const AttnFwdSm90Params& p, int e, i
     for (int t = 0; t < 16; ++t) {
       const int d = col * 16 + t;
       sc[t] = dev::ue8m0_to_f32(
-          __ldg(es + (p.swizzled ? layout::swizzled_offset(d, c, p.s_scale_ld) : int64_t(d) * p.s_scale_ld + c)));
+          __ldg(es + v_scale_off(p, d, c)));
     }
   }
 #pragma unroll
@@ -275,7 +280,7 @@ __device__ __forceinline__ void fence_proxy_async_global() { asm volatile("fence
 // through registers as floats, then each thread dequantizes from shared memory and stores bf16 rows
 // (rows at or past the sequence's length as zeros: the prepass's bits exactly). Ends with the
 // writes fenced for the async proxy and the GPU; the caller publishes after a barrier.
-template <int D, bool kF8S = false, bool kF8V = false>
+template <int D, bool kF8 = false>
 __device__ __forceinline__ void convert_unit_staged(const AttnFwdSm90Params& p, int u, int i, int n, int bar,
                                                     uint8_t* stage) {
   constexpr int kCPR = D / 16, kSPR = D / 32;
@@ -309,13 +314,13 @@ __device__ __forceinline__ void convert_unit_staged(const AttnFwdSm90Params& p, 
       float f = 0.0f;
       if (32 * c < len)
         f = dev::ue8m0_to_f32(
-            __ldg(es + (p.swizzled ? layout::swizzled_offset(d, c, p.s_scale_ld) : int64_t(d) * p.s_scale_ld + c)));
+            __ldg(es + v_scale_off(p, d, c)));
       vsc[idx] = f;
     }
   }
   ptx::cp_async_wait_all();
   ptx::named_barrier_sync(bar, n);
-  if constexpr (kF8S) {
+  if constexpr (kF8) {
     // K' = K rescaled to the tile's largest K scale (E4M3, rows of 128 bytes), that scale stored once
     // per unit (ws_kf[4 u], 1 for a tile without a key); a chunk past the error bound, or a NaN scale,
     // raises the call's flag (the exact kernel then redoes the call).
@@ -341,16 +346,16 @@ __device__ __forceinline__ void convert_unit_staged(const AttnFwdSm90Params& p, 
       if (idx < kTileKV * kCPR && s < len) {
         const uint4 raw = *reinterpret_cast<const uint4*>(sk8 + r * D + col * 16);
         sc = ksc[r * kSPR + (col >> 1)];
-        o = e4m3x16_rescale(raw, f8s_factor(sc, mx));
-        code = f8s_chunk_code(raw, o);
+        o = e4m3x16_rescale(raw, f8_factor(sc, mx));
+        code = f8_chunk_code(raw, o);
       }
       code = max(code, __shfl_xor_sync(0xFFFFFFFFu, code, 1));  // the block's other half (lane pairs: cols 2c, 2c + 1)
-      bad |= f8s_block_bad(code, sc < mx);
+      bad |= f8_block_bad(code, sc < mx);
       if (idx < kTileKV * kCPR)
         *reinterpret_cast<uint4*>(k8 + (static_cast<int64_t>(e) * p.kv_pad + s) * D + col * 16) = o;
     }
     if (i == 0) p.ws_kf[4 * u] = mx > 0.0f ? mx : 1.0f;
-    if (bad) *reinterpret_cast<volatile uint32_t*>(p.f8s_flag) = 1u;
+    if (bad) *reinterpret_cast<volatile uint32_t*>(p.f8_flag) = 1u;
   } else {
     for (int idx = i; idx < kTileKV * kCPR; idx += n) {
       const int r = idx / kCPR, col = idx % kCPR, s = s_base + r;
@@ -365,7 +370,7 @@ __device__ __forceinline__ void convert_unit_staged(const AttnFwdSm90Params& p, 
       out[1] = hi;
     }
   }
-  if constexpr (kF8V) {
+  if constexpr (kF8) {
     // V'^T: the unit's 128 x 128 block of rows d (128 bytes: its keys in the P fragments' order, see
     // pack_p8), each (d, 32-key block) rescaled to d's largest V scale over the sequence (ws_ev).
     // Item (dg, kc): columns 4 dg .. 4 dg + 3 of keys 16 kc .. 16 kc + 15 (a half block), read as 16
@@ -392,18 +397,18 @@ __device__ __forceinline__ void convert_unit_staged(const AttnFwdSm90Params& p, 
             ow[c] = __byte_perm(__byte_perm(w[2 * c], w[2 * c + 1], sel), __byte_perm(w[8 + 2 * c], w[9 + 2 * c], sel),
                                 0x5410);
           const uint4 raw = make_uint4(ow[0], ow[1], ow[2], ow[3]);
-          const uint4 o = e4m3x16_rescale(raw, f8s_factor(vsc[blk * D + d], ev[d]));
-          code[ii] = max(code[ii], f8s_chunk_code(raw, o));
+          const uint4 o = e4m3x16_rescale(raw, f8_factor(vsc[blk * D + d], ev[d]));
+          code[ii] = max(code[ii], f8_chunk_code(raw, o));
           *reinterpret_cast<uint4*>(v8 + d * kTileKV + kc * 16) = o;
         }
       }
 #pragma unroll
       for (int ii = 0; ii < 4; ++ii) {
         const float sc = vsc[blk * D + 4 * dg + ii];
-        badv |= f8s_block_bad(code[ii], sc < ev[4 * dg + ii]) || sc != sc;
+        badv |= f8_block_bad(code[ii], sc < ev[4 * dg + ii]) || sc != sc;
       }
     }
-    if (badv) *reinterpret_cast<volatile uint32_t*>(p.f8s_flag) = 1u;
+    if (badv) *reinterpret_cast<volatile uint32_t*>(p.f8_flag) = 1u;
   } else {
     for (int idx = i; idx < kTileKV * kCPR * 2; idx += n) {
       const int r = idx / (2 * kCPR), c8 = idx % (2 * kCPR), s = s_base + r;  // 8 columns from 8 c8
@@ -444,8 +449,7 @@ __device__ __forceinline__ void attn_zero_f8_body(const AttnFwdSm90Params& p) {
     const int nb = static_cast<int>((seq.len + 31) / 32);
     uint32_t mx = 0u;
     for (int c = 0; c < nb; ++c)
-      mx = max(mx, static_cast<uint32_t>(__ldg(es + (p.swizzled ? layout::swizzled_offset(d, c, p.s_scale_ld)
-                                                                 : int64_t(d) * p.s_scale_ld + c))));
+      mx = max(mx, static_cast<uint32_t>(__ldg(es + v_scale_off(p, d, c))));
     p.ws_ev[i] = nb > 0 ? dev::ue8m0_to_f32(static_cast<uint8_t>(mx)) : 0.0f;
   }
 }
@@ -501,29 +505,27 @@ __device__ __forceinline__ uint32_t desc_nmajor128_lo(uint32_t smem_addr) {
 // kQRegKs: S's first kQRegKs k16 steps take Q from registers (wgmma RS: fragments loaded once per
 // item from the Q tile), the rest from shared memory (SS); each RS step saves the 2 KiB of Q that
 // the SS form reads from shared memory per wgmma (PERFORMANCE.md, sixteenth session).
-// kF8S (D = 128, kInline): S = Q' K'^T on FP8 wgmma (Q' per row, K' per 128-key tile, both rescaled
-// within E4M3; the factors folded into the softmax's constant per row and tile); kF8V (with kF8S): P V
-// on FP8 wgmma too, against V'^T (per column d over the sequence), O times the column factors at the
-// end. Only the combination of both has an entry point.
+// kF8 (D = 128, kInline): S = Q' K'^T and P V on FP8 wgmma: Q' per row, K' per 128-key tile, V'^T per
+// column d over the sequence, each rescaled within E4M3; the Q and K factors folded into the softmax's
+// constant per row and tile, the V factors into O at the end.
 template <int D, bool kPingPong, bool kInline, int kProdRegs, int kMathRegs, bool kPersist = false,
-          bool kLean = false, int kMathWG = 2, int kKV = kTileKV, int kQRegKs = 0, bool kF8S = false, bool kF8V = false>
+          bool kLean = false, int kMathWG = 2, int kKV = kTileKV, int kQRegKs = 0, bool kF8 = false>
 __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(!kPersist || kInline, "the persistent schedule is built on the in-kernel conversion");
-  static_assert(!kF8V || kF8S, "FP8 P V: with FP8 S");
   // The exact kernel behind the FP8 one (gate): nothing to do unless that one raised its flag. It is a
   // programmatic dependent of the FP8 kernel, so it waits for that grid's completion and writes first;
   // its state words and counters are a second set, zeroed with the first by the zero kernel.
-  if (!kF8S && p.gate) {
+  if (!kF8 && p.gate) {
     asm volatile("griddepcontrol.wait;" ::: "memory");
-    if (*reinterpret_cast<volatile const uint32_t*>(p.f8s_flag) == 0u) return;
+    if (*reinterpret_cast<volatile const uint32_t*>(p.f8_flag) == 0u) return;
   }
   constexpr int kPanels = D / 64;
   constexpr int kTileBytes = kKV * D * 2;
   constexpr int kKVPanelBytes = kKV * 128;  // one 64-column panel of a K or V tile
   static_assert(kKV == kTileKV || (kKV == 64 && !kInline), "64-key tiles: after the prepass");
-  static_assert(!kF8S || (D == 128 && kInline && kKV == kTileKV), "FP8 path: D = 128, in-kernel conversion");
-  constexpr int kK8Bytes = kKV * D;  // kF8S: K' tile (E4M3), then its factor (16 bytes)
+  static_assert(!kF8 || (D == 128 && kInline && kKV == kTileKV), "FP8 path: D = 128, in-kernel conversion");
+  constexpr int kK8Bytes = kKV * D;  // kF8: K' tile (E4M3), then its factor (16 bytes)
   static_assert(kMathWG == 2 || (kMathWG == 3 && D == 64 && !kInline), "three math warpgroups: D = 64, prepass");
   constexpr int kSt = 2;  // K/V stages (three fit, measured no faster at D = 128 and at D = 64: PERFORMANCE.md)
   constexpr int kRowsQ = 64 * kMathWG;                // query rows per CTA
@@ -629,7 +631,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       const uint32_t ph = (gt / kSt) & 1;
       if constexpr (kLean) ptx::mbar_wait_suspend(empty_k(st), ph ^ 1);
       else ptx::mbar_wait(empty_k(st), ph ^ 1);
-      if constexpr (kF8S) {
+      if constexpr (kF8) {
         ptx::mbar_arrive_expect_tx(full_k(st), kK8Bytes + 16);
         ptx::tma_load_2d(ptx::smem_addr(sk(st)), p.tmap_k8, 0, row_base + t * kKV, full_k(st));
         ptx::bulk_load(ptx::smem_addr(sk(st) + kK8Bytes), p.ws_kf + 4 * ((row_base + t * kKV) / kTileKV), 16,
@@ -643,7 +645,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       }
       if constexpr (kLean) ptx::mbar_wait_suspend(empty_v(st), ph ^ 1);
       else ptx::mbar_wait(empty_v(st), ph ^ 1);
-      if constexpr (kF8V) {
+      if constexpr (kF8) {
         ptx::mbar_arrive_expect_tx(full_v(st), kK8Bytes);
         ptx::tma_load_2d(ptx::smem_addr(sv(st)), p.tmap_v8, 0, row_base + t * kKV, full_v(st));
       } else {
@@ -671,8 +673,8 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       uint32_t* const state = p.tile_state;
       if (warp == 0) {  // the TMA warp: lane 0 issues; a unit nobody has claimed goes to this CTA's converters
         if (lane == 0) {
-          ptx::tma_prefetch_desc(kF8S ? p.tmap_k8 : p.tmap_k);
-          ptx::tma_prefetch_desc(kF8V ? p.tmap_v8 : p.tmap_v);
+          ptx::tma_prefetch_desc(kF8 ? p.tmap_k8 : p.tmap_k);
+          ptx::tma_prefetch_desc(kF8 ? p.tmap_v8 : p.tmap_v);
         }
         int item = first_item, g = 0, it = 0;
         for (;;) {
@@ -772,7 +774,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
           ptx::named_barrier_sync(5, 96);  // everyone has read the slot
           if (u == -2) break;
           if (u < 0) continue;
-          convert_unit_staged<D, kF8S, kF8V>(p, u, wtid, 96, 5, conv_stage);
+          convert_unit_staged<D, kF8>(p, u, wtid, 96, 5, conv_stage);
           ptx::named_barrier_sync(5, 96);
           if (wtid == 0) st_release_gpu(state + u, 2u);
         }
@@ -820,8 +822,8 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
   };
   static_assert(kQRegKs >= 0 && kQRegKs <= D / 16, "k steps of S with Q from registers");
   uint32_t qf[kQRegKs > 0 ? kQRegKs : 1][4];  // Q as the register A operand of S's first kQRegKs k steps
-  uint32_t qf8[kF8S ? 4 : 1][4];  // kF8S: Q' (E4M3) as the A operand of S's four k32 steps
-  float cr[2] = {c, c};           // kF8S: c times the largest Q scale of each of the thread's two rows
+  uint32_t qf8[kF8 ? 4 : 1][4];  // kF8: Q' (E4M3) as the A operand of S's four k32 steps
+  float cr[2] = {c, c};           // kF8: c times the largest Q scale of each of the thread's two rows
   int item = take_item();
   Work w = item_work(item < 0 ? 0 : item);
   while (item >= 0) {
@@ -834,7 +836,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
     g = __shfl_sync(0xFFFFFFFFu, g, 0);  // warp-uniform (above)
     // This warpgroup's 64 query rows, dequantized into rows [64 cw, 64 cw + 64) of the Q tile (rows
     // past the sequence as zeros).
-    if constexpr (kF8S) {
+    if constexpr (kF8) {
       // Q' = each row's blocks rescaled to the row's largest scale (E4M3), 64 rows of 128 bytes with
       // the 128-byte swizzle in this warpgroup's first 8 KiB of the Q tile, the row maxima as floats
       // in its rows of the second panel; a row's 8 chunks are 8 consecutive lanes.
@@ -849,13 +851,13 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
         mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 2));
         mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 4));
-        const uint4 o = e4m3x16_rescale(rq.c[i], f8s_factor(qsc[i], mx));
+        const uint4 o = e4m3x16_rescale(rq.c[i], f8_factor(qsc[i], mx));
         *reinterpret_cast<uint4*>(q8 + ptx::sw128_offset(static_cast<uint32_t>(r), static_cast<uint32_t>(col))) = o;
         if (col == 0) qmx[r] = mx > 0.0f ? mx : 1.0f;
-        uint32_t code = f8s_chunk_code(rq.c[i], o);
+        uint32_t code = f8_chunk_code(rq.c[i], o);
         code = max(code, __shfl_xor_sync(0xFFFFFFFFu, code, 1));  // the block's other half
-        if (f8s_block_bad(code, qsc[i] < mx) || qsc[i] != qsc[i])
-          *reinterpret_cast<volatile uint32_t*>(p.f8s_flag) = 1u;
+        if (f8_block_bad(code, qsc[i] < mx) || qsc[i] != qsc[i])
+          *reinterpret_cast<volatile uint32_t*>(p.f8_flag) = 1u;
       }
       ptx::named_barrier_sync(1 + cw, 128);
       const uint32_t trow = static_cast<uint32_t>(warp * 16 + (lane >> 2));
@@ -899,14 +901,14 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
     constexpr int kS = kKV / 2;   // scores per thread and tile
     constexpr int kPK = kKV / 16;  // k16 steps of P V
     float s[kS];
-    uint32_t pf[kF8V ? 1 : kPK][4];
-    uint32_t pf8[kF8V ? 4 : 1][4];
+    uint32_t pf[kF8 ? 1 : kPK][4];
+    uint32_t pf8[kF8 ? 4 : 1][4];
     auto issue_s = [&](int t) {  // S = Q K_t^T for 64 rows x kKV keys, into s
       const int st = (g + t) % kSt;
       ptx::mbar_wait(full_k(st), ((g + t) / kSt) & 1);
       const uint32_t k_addr = ptx::smem_addr(sk(st));
       ptx::wgmma_fence();
-      if constexpr (kF8S) {
+      if constexpr (kF8) {
 #pragma unroll
         for (int ks = 0; ks < 4; ++ks)
           ptx::wgmma_e4m3_rs_n128(s, qf8[ks], ptx::smem_desc_k128_sw128(k_addr + 32 * ks), ks > 0);
@@ -924,11 +926,11 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       }
       ptx::wgmma_commit();
     };
-    // kF8S: the factor of tile t's K' (read from its K stage before the stage is released) times each
+    // kF8: the factor of tile t's K' (read from its K stage before the stage is released) times each
     // row's c and Q factor.
     float ct[2] = {c, c};
     auto apply_kf = [&](int t) {
-      if constexpr (kF8S) {
+      if constexpr (kF8) {
         const float kft = *reinterpret_cast<const float*>(sk((g + t) % kSt) + kK8Bytes);
         ct[0] = cr[0] * kft;
         ct[1] = cr[1] * kft;
@@ -967,7 +969,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
         float mx = fmaxf(fmaxf(m16[0], m16[2]), fmaxf(m16[1], m16[3]));
         mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 2));
-        const float cc = kF8S ? ct[r] : c;
+        const float cc = kF8 ? ct[r] : c;
         const float m_new = fmaxf(m_run[r], mx * cc);  // c > 0: the max commutes with the scaling
         const float m_use = m_new == -INFINITY ? 0.0f : m_new;  // a row with nothing visible yet
         corr[r] = attn::ex2_ftz(m_run[r] - m_use);
@@ -990,7 +992,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
     // row and that row's sum l is NaN, so the
     // O and LSE are NaN as with the exact form: attention_common.cuh).
     auto pack_p = [&] {
-      if constexpr (kF8V) {
+      if constexpr (kF8) {
         // Pq = E4M3(P * p_scale) straight into the 8-bit A fragments of P V's four k32 steps. Fragment
         // word j holds row r (+ 8 for j odd), logical keys 4 (lane % 4) + 0..3 (+ 16 for j >= 2); the
         // thread's scores of a 32-key block are physical keys 2 (lane % 4) + {0, 1} + {0, 8, 16, 24},
@@ -1037,7 +1039,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       ptx::mbar_wait(full_v(st), ((g + t) / kSt) & 1);
       const uint32_t v_addr = ptx::smem_addr(sv(st));
       ptx::wgmma_fence();
-      if constexpr (kF8V) {
+      if constexpr (kF8) {
 #pragma unroll
         for (int kk = 0; kk < 4; ++kk)
           ptx::wgmma_e4m3_rs_n128(*reinterpret_cast<float(*)[64]>(&o_acc[0][0]), pf8[kk],
@@ -1090,7 +1092,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       ptx::wgmma_wait<0>();
 #pragma unroll
       for (int pn = 0; pn < kPanels; ++pn) ptx::fence_acc(o_acc[pn]);
-      if constexpr (kF8V) {
+      if constexpr (kF8) {
 #pragma unroll
         for (int kk = 0; kk < 4; ++kk) ptx::fence_regs(pf8[kk]);
       } else {
@@ -1117,7 +1119,7 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
     // O through this warpgroup's own rows of the Q tile (only its S products read them, and the last
     // one has completed), in the same swizzled panel layout (conflict-free 4-byte stores), then
     // 16-byte stores of whole 128- or 256-byte rows to global memory.
-    if constexpr (kF8V) {  // V' was rescaled per column d: O times d's factor
+    if constexpr (kF8) {  // V' was rescaled per column d: O times d's factor
       const float* ev = p.ws_ev + static_cast<int64_t>(w.b * p.heads_kv + w.hk) * D + 2 * (lane & 3);
 #pragma unroll
       for (int pn = 0; pn < kPanels; ++pn)
@@ -1222,5 +1224,5 @@ extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
 // transposition spills less (PERFORMANCE.md, nineteenth session: +1-3% over 40 / 232).
 extern "C" __global__ void __launch_bounds__(mxq::kAttnSm90Threads, 1)
     mxq_attn_fwd_sm90_d128_f8(const __grid_constant__ mxq::AttnFwdSm90Params p) {
-  mxq::sm90attn::attn_fwd_body<128, true, true, 56, 216, true, true, 2, mxq::sm90attn::kTileKV, 0, true, true>(p);
+  mxq::sm90attn::attn_fwd_body<128, true, true, 56, 216, true, true, 2, mxq::sm90attn::kTileKV, 0, true>(p);
 }

@@ -61,7 +61,7 @@ struct alignas(64) AttnFwdSm90Params {
   // The FP8 path (_f8): a word after the two counters that the kernel sets when an operand's rescale
   // would exceed its error bound (docs/NUMERICS.md); then a second set of n_units + 2 state words and
   // counters for the exact kernel that follows it with gate != 0 and runs only if the flag is set.
-  uint32_t* f8s_flag;
+  uint32_t* f8_flag;
   int32_t gate;
 };
 

@@ -179,7 +179,7 @@ class AttnFwdSm90 final : public OpImpl {
     encode(p.ws_v, rows, p.tmap_v);
     p.tile_state = reinterpret_cast<uint32_t*>(p.ws_v + rows * d_.head_dim);
     p.n_units = static_cast<int32_t>(rows / kAttnSm90TileKV);
-    p.f8s_flag = p.tile_state + p.n_units + 2;
+    p.f8_flag = p.tile_state + p.n_units + 2;
     p.gate = 0;
     const int64_t tile_q = w3_ ? kAttnSm90TileQ3 : kAttnSm90TileQ;
     const int64_t ctas = layout::ceil_div(d_.seqlen_q, tile_q) * d_.heads_q * d_.batch;
