@@ -9,6 +9,13 @@
 // P quantization. The tolerances therefore scale with the oracle's distance from the float64
 // attention (the recipe's error), measured on the same inputs and printed next to the error of a
 // plain bf16 attention (P in bf16, O rounded to bf16): docs/NUMERICS.md "Attention on the GPU".
+//
+// At D = 128 the default kernel runs S and P V on FP8 tensor cores after rescaling the operands within
+// E4M3, and the exact kernel redoes a call whose operands exceed that rescale's error bound
+// (docs/NUMERICS.md, "Forward on FP8 tensor cores"). The bytes above (magnitudes mostly 2^-4..2^4)
+// exceed it, so those cases check the exact kernel behind the FP8 one; the case "inputs as a
+// quantizer writes them" (every 32-block holds a magnitude >= 256) stays on the FP8 kernel. Its
+// logits carry the FP8 adder's error, which lse_allowance bounds.
 #include <cmath>
 #include <cstring>
 #include <limits>
