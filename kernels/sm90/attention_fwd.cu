@@ -129,9 +129,9 @@ __device__ __forceinline__ void store_chunk_pair(uint8_t* tile, int r, int col, 
 }
 
 // The FP8 path (kF8): 16 E4M3 values times f = 2^-k (k >= 0: a block's scale over its row's,
-// tile's or column's largest) rounded back to E4M3 (RNE, satfinite): through f16, where the product is exact for k <= 15
-// (E4M3's smallest step 2^-9 times 2^-15 is f16's smallest), so one rounding; NaN stays NaN. f = 0
-// (a row past a sequence's end, whose scales read as 0) gives zeros.
+// tile's or column's largest) rounded back to E4M3 (RNE, satfinite): through f16, where the product
+// is exact for k <= 15 (E4M3's smallest step 2^-9 times 2^-15 is f16's smallest), so one rounding;
+// NaN stays NaN. f = 0 (a row past a sequence's end, whose scales read as 0) gives zeros.
 __device__ __forceinline__ uint32_t e4m3x4_rescale(uint32_t w, uint32_t f2) {
   uint32_t lo, hi;
   asm("{\n.reg .b16 a, b;\nmov.b32 {a, b}, %2;\n"
@@ -433,13 +433,15 @@ __device__ __forceinline__ void convert_unit_staged(const AttnFwdSm90Params& p, 
 // kernel, whose producer threads execute griddepcontrol.wait before touching them).
 __device__ __forceinline__ void attn_zero_body(const AttnFwdSm90Params& p) {
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i <= p.n_units + 2; i += gridDim.x * blockDim.x) p.tile_state[i] = 0u;
+  const int last = static_cast<int>(attn_sm90_f8_flag_word(p.n_units));
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i <= last; i += gridDim.x * blockDim.x) p.tile_state[i] = 0u;
 }
 // The FP8 path's zero kernel: also each (entry, d)'s largest V scale over the entry's sequence.
 __device__ __forceinline__ void attn_zero_f8_body(const AttnFwdSm90Params& p) {
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   const int tid = blockIdx.x * blockDim.x + threadIdx.x, nthr = gridDim.x * blockDim.x;
-  for (int i = tid; i < 2 * p.n_units + 5; i += nthr) p.tile_state[i] = 0u;  // both sets and the flag
+  const int words = static_cast<int>(attn_sm90_state_words(p.n_units));  // both sets and the flag
+  for (int i = tid; i < words; i += nthr) p.tile_state[i] = 0u;
   constexpr int D = 128;
   const int entries = p.batch * p.heads_kv;
   for (int i = tid; i < entries * D; i += nthr) {

@@ -60,7 +60,8 @@ struct alignas(64) AttnFwdSm90Params {
   int32_t conv_sec;
   // The FP8 path (_f8): a word after the two counters that the kernel sets when an operand's rescale
   // would exceed its error bound (docs/NUMERICS.md); then a second set of n_units + 2 state words and
-  // counters for the exact kernel that follows it with gate != 0 and runs only if the flag is set.
+  // counters for the exact kernel that follows it with gate != 0 and runs only if the flag is set
+  // (attn_sm90_f8_flag_word, attn_sm90_exact_state_word).
   uint32_t* f8_flag;
   int32_t gate;
 };
@@ -93,11 +94,17 @@ constexpr int64_t attn_sm90_smem_bytes(int64_t d, int64_t rows_q = kAttnSm90Tile
 constexpr int64_t attn_sm90_smem_bytes_inl(int64_t d) {
   return 1024 + 5 * 128 * d * 2 + 128 + 2 * 128 * d + 4 * (128 * d / 32) + 4 * 4 * d + 16;
 }
+// The 32-bit words after the K / V workspace, for `units` 128-key units: the units' state words and
+// the two counters (units + 2), the FP8 kernel's flag, then the exact kernel's second set of state
+// words and counters that runs behind it (units + 2).
+constexpr int64_t attn_sm90_f8_flag_word(int64_t units) { return units + 2; }
+constexpr int64_t attn_sm90_exact_state_word(int64_t units) { return units + 3; }
+constexpr int64_t attn_sm90_state_words(int64_t units) { return 2 * units + 5; }
 // Rows of each (batch, KV head) in the bf16 K / V workspace, and the workspace size.
 constexpr int64_t attn_sm90_kv_pad(int64_t seqlen_kv) { return (seqlen_kv + 127) / 128 * 128; }
 constexpr int64_t attn_sm90_workspace_bytes(int64_t batch, int64_t heads_kv, int64_t seqlen_kv, int64_t d) {
   return 256 + 2 * batch * heads_kv * attn_sm90_kv_pad(seqlen_kv) * d * 2 +
-         4 * (2 * (batch * heads_kv * attn_sm90_kv_pad(seqlen_kv) / 128) + 5);
+         4 * attn_sm90_state_words(batch * heads_kv * attn_sm90_kv_pad(seqlen_kv) / 128);
 }
 
 }  // namespace mxq

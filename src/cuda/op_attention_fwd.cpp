@@ -179,7 +179,7 @@ class AttnFwdSm90 final : public OpImpl {
     encode(p.ws_v, rows, p.tmap_v);
     p.tile_state = reinterpret_cast<uint32_t*>(p.ws_v + rows * d_.head_dim);
     p.n_units = static_cast<int32_t>(rows / kAttnSm90TileKV);
-    p.f8_flag = p.tile_state + p.n_units + 2;
+    p.f8_flag = p.tile_state + attn_sm90_f8_flag_word(p.n_units);
     p.gate = 0;
     const int64_t tile_q = w3_ ? kAttnSm90TileQ3 : kAttnSm90TileQ;
     const int64_t ctas = layout::ceil_div(d_.seqlen_q, tile_q) * d_.heads_q * d_.batch;
@@ -188,7 +188,8 @@ class AttnFwdSm90 final : public OpImpl {
     void* params[] = {&p};
     if (inline_) {
       Dim3 g, b;
-      const int64_t zthreads = std::max<int64_t>(2 * int64_t(p.n_units) + 5, f8_ ? d_.batch * d_.heads_kv * 128 : 0);
+      const int64_t zthreads =
+          std::max<int64_t>(attn_sm90_state_words(p.n_units), f8_ ? d_.batch * d_.heads_kv * 128 : 0);
       g.x = static_cast<unsigned>(std::min<int64_t>(layout::ceil_div(zthreads, 256), 1024));
       b.x = 256;
       dev_.launch(prep_, g, b, 0, stream, params, prep_name_.c_str());
@@ -221,7 +222,7 @@ class AttnFwdSm90 final : public OpImpl {
       // raised its flag, and then runs on the second set of state words (zeroed with the first).
       AttnFwdSm90Params p2 = p;
       p2.gate = 1;
-      p2.tile_state = p.tile_state + p.n_units + 3;
+      p2.tile_state = p.tile_state + attn_sm90_exact_state_word(p.n_units);
       void* params2[] = {&p2};
       dev_.launch(exact_, g, b, static_cast<size_t>(attn_sm90_smem_bytes_inl(d_.head_dim)), stream, params2,
                   "mxq_attn_fwd_sm90_d128_inl", /*programmatic=*/true);
