@@ -4,9 +4,11 @@ through torch's cuDNN and flash backends on the same shapes (BHSD), timed like m
 `iters` launches after two warm-ups, CUDA events). FLOPs 4*B*H*S^2*D (causal: half), backward 2.5x.
 
 mxq_bench_attention --torch tools/bench_attention_torch.py runs it after mxq;
-standalone: python3 tools/bench_attention_torch.py [--iters 10].
+standalone: python3 tools/bench_attention_torch.py [--iters 10]. MXQ_BENCH_SHAPES="B,H,S,D,causal;..."
+(causal 0 or 1) replaces the issue's shapes, as it does for mxq_bench_attention.
 """
 import argparse
+import os
 
 import torch
 import torch.nn.functional as F
@@ -14,6 +16,9 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 SHAPES = [(2, 32, 4096, 128, False), (2, 32, 4096, 128, True), (1, 16, 16384, 128, True), (2, 32, 4096, 64, False),
           (2, 16, 4096, 256, False), (2, 16, 4096, 256, True), (2, 16, 4096, 192, False)]
+if os.environ.get("MXQ_BENCH_SHAPES"):
+    SHAPES = [tuple(int(x) for x in t.split(",")[:4]) + (t.split(",")[4].strip() == "1",)
+              for t in os.environ["MXQ_BENCH_SHAPES"].split(";") if t.strip()]
 
 
 def time_ms(fn, iters):

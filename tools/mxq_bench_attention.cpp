@@ -5,6 +5,9 @@
 //
 //   mxq_bench_attention [--torch tools/bench_attention_torch.py] [--fwd-only] [iters]
 //
+// MXQ_BENCH_SHAPES="B,H,S,D,causal;..." (causal 0 or 1) replaces the shapes (the torch peer
+// reads the same variable).
+//
 // FLOPs: forward 4*B*H*Sq*Skv*D, halved for a causal mask; backward 2.5x the forward. Times are
 // means over `iters` launches after two warm-ups (CUDA events on the legacy stream). Inputs are
 // random valid MXFP8 tensors as a quantizer writes them (FP8 magnitudes 2..448, UE8M0 scales
@@ -242,6 +245,18 @@ int main(int argc, char** argv) {
       {2, 32, 4096, 128, false}, {2, 32, 4096, 128, true}, {1, 16, 16384, 128, true}, {2, 32, 4096, 64, false},
       // The larger head dims (forward only on sm_90a: the backward declines them).
       {2, 16, 4096, 256, false}, {2, 16, 4096, 256, true}, {2, 16, 4096, 192, false}};
+  if (const char* e = std::getenv("MXQ_BENCH_SHAPES")) {
+    shapes.clear();
+    for (const char* t = e; *t;) {
+      long long b = 0, hh = 0, sq = 0, d = 0;
+      int c = 0;
+      if (std::sscanf(t, "%lld,%lld,%lld,%lld,%d", &b, &hh, &sq, &d, &c) == 5 && b > 0 && hh > 0 && sq > 0 && d > 0)
+        shapes.push_back({b, hh, sq, d, c != 0});
+      const char* semi = std::strchr(t, ';');
+      if (!semi) break;
+      t = semi + 1;
+    }
+  }
   for (auto& s : shapes) bench(h, s, iters);
   mxqDestroy(h);
   if (!torch_script.empty()) run_peer("python3 " + torch_script + " --iters " + std::to_string(iters), shapes);

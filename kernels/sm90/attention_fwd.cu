@@ -151,23 +151,25 @@ __device__ __forceinline__ uint4 e4m3x16_rescale(const uint4& raw, float f) {
   return make_uint4(e4m3x4_rescale(raw.x, f2), e4m3x4_rescale(raw.y, f2), e4m3x4_rescale(raw.z, f2),
                     e4m3x4_rescale(raw.w, f2));
 }
-// The factor of a block with scale sc in a row whose largest scale is mx (both powers of two or 0).
-__device__ __forceinline__ float f8_factor(float sc, float mx) { return mx > 0.0f ? __fdiv_rn(sc, mx) : 0.0f; }
-// The rescale's error bound (docs/NUMERICS.md): the largest E4M3 code of 16 rescaled values, and
-// whether any raw value is nonzero (bit 8). A 32-block (two such chunks) that was shifted (factor < 1)
-// is accepted when it is all zeros or its largest magnitude after the shift is at least 4 (code
-// 0x48), so the rounding of the values shifted below E4M3's normal range (at most 2^-10) stays within
-// 2^-12 of the block's largest value; else the call's flag goes up and the exact kernel redoes the
-// call. A quantizer's block (largest magnitude >= 256) passes for shifts up to 2^-6.
+// The factor of a block with scale sc in a row whose largest scale is mx (both powers of two or 0):
+// sc times r = f8_rcp(mx), which is exact (1 / 2^k is a float for every UE8M0 scale), so the product
+// is the quotient sc / mx rounded once, as a division would give it; r = 0 for mx = 0 or NaN.
+__device__ __forceinline__ float f8_rcp(float mx) { return mx > 0.0f ? __frcp_rn(mx) : 0.0f; }
+__device__ __forceinline__ float f8_factor(float sc, float r) { return sc * r; }
+// The rescale's error bound (docs/NUMERICS.md), per 16 rescaled values: bit 0 set when one of them
+// is at least 4 in magnitude (E4M3 code 0x48 or above: byte + 0x38 carries into bit 7), bit 1 when a
+// raw value is nonzero. A 32-block (two such chunks, their codes ORed) that was shifted (factor < 1)
+// is accepted when it is all zeros or its largest magnitude after the shift is at least 4, so the
+// rounding of the values shifted below E4M3's normal range (at most 2^-10) stays within 2^-12 of the
+// block's largest value; else the call's flag goes up and the exact kernel redoes the call. A
+// quantizer's block (largest magnitude >= 256) passes for shifts up to 2^-6.
 __device__ __forceinline__ uint32_t f8_chunk_code(const uint4& raw, const uint4& o) {
-  const uint32_t nz = (raw.x | raw.y | raw.z | raw.w) & 0x7F7F7F7Fu;
-  uint32_t m = __vmaxu4(__vmaxu4(o.x & 0x7F7F7F7Fu, o.y & 0x7F7F7F7Fu), __vmaxu4(o.z & 0x7F7F7F7Fu, o.w & 0x7F7F7F7Fu));
-  m = max(max(m & 0xFFu, (m >> 8) & 0xFFu), max((m >> 16) & 0xFFu, m >> 24));
-  return m | (nz != 0u ? 0x100u : 0u);
+  constexpr uint32_t kM = 0x7F7F7F7Fu, kA = 0x38383838u;
+  const uint32_t nz = (raw.x | raw.y | raw.z | raw.w) & kM;
+  const uint32_t big = ((o.x & kM) + kA) | ((o.y & kM) + kA) | ((o.z & kM) + kA) | ((o.w & kM) + kA);
+  return ((big & 0x80808080u) != 0u ? 1u : 0u) | (nz != 0u ? 2u : 0u);
 }
-__device__ __forceinline__ bool f8_block_bad(uint32_t code, bool shifted) {
-  return shifted && (code & 0x100u) != 0u && (code & 0xFFu) < 0x48u;
-}
+__device__ __forceinline__ bool f8_block_bad(uint32_t code, bool shifted) { return shifted && code == 2u; }
 
 // Offset of V's scale for column d and 32-key block c inside its (b, h) entry (columnwise scales).
 __device__ __forceinline__ int64_t v_scale_off(const AttnFwdSm90Params& p, int d, int c) {
@@ -300,21 +302,50 @@ __device__ __forceinline__ void convert_unit_staged(const AttnFwdSm90Params& p, 
     ptx::cp_async_16_zfill(ptx::smem_addr(sv8 + r * D + col * 16), p.v + off, ok);
   }
   ptx::cp_async_commit();
-  for (int idx = i; idx < kTileKV * kSPR; idx += n) {
-    const int r = idx / kSPR, c = idx % kSPR, s = s_base + r;
-    float f = 0.0f;
-    if (s < len)
-      f = dev::ue8m0_to_f32(__ldg(p.k_scales + attn::along_d_scale_offset(p.swizzled, seq.row(s), c, p.d_scale_ld)));
-    ksc[idx] = f;
-  }
-  {
-    const uint8_t* es = p.v_scales + static_cast<int64_t>(e) * p.v_scale_entry;
-    for (int idx = i; idx < 4 * D; idx += n) {
-      const int cb = idx / D, d = idx % D, c = t * (kTileKV / 32) + cb;
+  // K's scales [128][kSPR] and V's [4][D] as floats (0 past the sequence); kF8: V's as the factors of
+  // V'^T directly (each block's scale times the reciprocal of d's largest, ws_ev).
+  const uint8_t* es = p.v_scales + static_cast<int64_t>(e) * p.v_scale_entry;
+  const int c0 = t * (kTileKV / 32);  // the unit's first 32-key block
+  if (kF8 && p.swizzled) {
+    // The swizzled layout keeps a row's four K scales, and a column d's four V scales of this unit's
+    // 32-key blocks, in one aligned word (MXQ_ARG_*_SCALES: 4-byte alignment when swizzled).
+    static_assert(kSPR == 4, "one word of K scales per row");
+    for (int r = i; r < kTileKV; r += n) {
+      const int s = s_base + r;
+      const uint32_t w =
+          s < len ? __ldg(reinterpret_cast<const uint32_t*>(
+                        p.k_scales + attn::along_d_scale_offset(true, seq.row(s), 0, p.d_scale_ld)))
+                  : 0u;
+      float4 f;
+      f.x = s < len ? dev::ue8m0_to_f32(static_cast<uint8_t>(w)) : 0.0f;
+      f.y = s < len ? dev::ue8m0_to_f32(static_cast<uint8_t>(w >> 8)) : 0.0f;
+      f.z = s < len ? dev::ue8m0_to_f32(static_cast<uint8_t>(w >> 16)) : 0.0f;
+      f.w = s < len ? dev::ue8m0_to_f32(static_cast<uint8_t>(w >> 24)) : 0.0f;
+      *reinterpret_cast<float4*>(ksc + r * kSPR) = f;
+    }
+    for (int d = i; d < D; d += n) {
+      const uint32_t w = 32 * c0 < len ? __ldg(reinterpret_cast<const uint32_t*>(es + v_scale_off(p, d, c0))) : 0u;
+      const float r = f8_rcp(p.ws_ev[static_cast<int64_t>(e) * D + d]);
+#pragma unroll
+      for (int cb = 0; cb < 4; ++cb)
+        vsc[cb * D + d] =
+            32 * (c0 + cb) < len ? f8_factor(dev::ue8m0_to_f32(static_cast<uint8_t>(w >> (8 * cb))), r) : 0.0f;
+    }
+  } else {
+    for (int idx = i; idx < kTileKV * kSPR; idx += n) {
+      const int r = idx / kSPR, c = idx % kSPR, s = s_base + r;
       float f = 0.0f;
-      if (32 * c < len)
-        f = dev::ue8m0_to_f32(
-            __ldg(es + v_scale_off(p, d, c)));
+      if (s < len)
+        f = dev::ue8m0_to_f32(__ldg(p.k_scales + attn::along_d_scale_offset(p.swizzled, seq.row(s), c, p.d_scale_ld)));
+      ksc[idx] = f;
+    }
+    for (int idx = i; idx < 4 * D; idx += n) {
+      const int cb = idx / D, d = idx % D;
+      float f = 0.0f;
+      if (32 * (c0 + cb) < len) {
+        f = dev::ue8m0_to_f32(__ldg(es + v_scale_off(p, d, c0 + cb)));
+        if constexpr (kF8) f = f8_factor(f, f8_rcp(p.ws_ev[static_cast<int64_t>(e) * D + d]));
+      }
       vsc[idx] = f;
     }
   }
@@ -337,6 +368,7 @@ __device__ __forceinline__ void convert_unit_staged(const AttnFwdSm90Params& p, 
     if ((i & 31) == 0) red[i >> 5] = mx;
     ptx::named_barrier_sync(bar, n);
     mx = fmaxf(fmaxf(red[0], red[1]), red[2]);
+    const float rmx = f8_rcp(mx);
     uint8_t* k8 = reinterpret_cast<uint8_t*>(p.ws_k);
     for (int base = 0; base < kTileKV * kCPR; base += n) {  // every lane in each round: the pair shuffle
       const int idx = base + i, r = idx / kCPR, col = idx % kCPR, s = s_base + r;
@@ -346,10 +378,10 @@ __device__ __forceinline__ void convert_unit_staged(const AttnFwdSm90Params& p, 
       if (idx < kTileKV * kCPR && s < len) {
         const uint4 raw = *reinterpret_cast<const uint4*>(sk8 + r * D + col * 16);
         sc = ksc[r * kSPR + (col >> 1)];
-        o = e4m3x16_rescale(raw, f8_factor(sc, mx));
+        o = e4m3x16_rescale(raw, f8_factor(sc, rmx));
         code = f8_chunk_code(raw, o);
       }
-      code = max(code, __shfl_xor_sync(0xFFFFFFFFu, code, 1));  // the block's other half (lane pairs: cols 2c, 2c + 1)
+      code |= __shfl_xor_sync(0xFFFFFFFFu, code, 1);  // the block's other half (lane pairs: cols 2c, 2c + 1)
       bad |= f8_block_bad(code, sc < mx);
       if (idx < kTileKV * kCPR)
         *reinterpret_cast<uint4*>(k8 + (static_cast<int64_t>(e) * p.kv_pad + s) * D + col * 16) = o;
@@ -376,7 +408,6 @@ __device__ __forceinline__ void convert_unit_staged(const AttnFwdSm90Params& p, 
     // Item (dg, kc): columns 4 dg .. 4 dg + 3 of keys 16 kc .. 16 kc + 15 (a half block), read as 16
     // words (consecutive lanes: consecutive words) and transposed by byte permutes.
     uint8_t* v8 = reinterpret_cast<uint8_t*>(p.ws_v) + static_cast<int64_t>(u) * (kTileKV * D);
-    const float* ev = p.ws_ev + static_cast<int64_t>(e) * D;
     bool badv = false;
     for (int idx = i; idx < (D / 4) * (kTileKV / 32); idx += n) {
       const int dg = idx % (D / 4), blk = idx / (D / 4);
@@ -397,15 +428,15 @@ __device__ __forceinline__ void convert_unit_staged(const AttnFwdSm90Params& p, 
             ow[c] = __byte_perm(__byte_perm(w[2 * c], w[2 * c + 1], sel), __byte_perm(w[8 + 2 * c], w[9 + 2 * c], sel),
                                 0x5410);
           const uint4 raw = make_uint4(ow[0], ow[1], ow[2], ow[3]);
-          const uint4 o = e4m3x16_rescale(raw, f8_factor(vsc[blk * D + d], ev[d]));
-          code[ii] = max(code[ii], f8_chunk_code(raw, o));
+          const uint4 o = e4m3x16_rescale(raw, vsc[blk * D + d]);
+          code[ii] |= f8_chunk_code(raw, o);
           *reinterpret_cast<uint4*>(v8 + d * kTileKV + kc * 16) = o;
         }
       }
 #pragma unroll
       for (int ii = 0; ii < 4; ++ii) {
-        const float sc = vsc[blk * D + 4 * dg + ii];
-        badv |= f8_block_bad(code[ii], sc < ev[4 * dg + ii]) || sc != sc;
+        const float f = vsc[blk * D + 4 * dg + ii];  // the block's factor (NaN for a NaN scale)
+        badv |= f8_block_bad(code[ii], f < 1.0f) || f != f;
       }
     }
     if (badv) *reinterpret_cast<volatile uint32_t*>(p.f8_flag) = 1u;
@@ -442,17 +473,34 @@ __device__ __forceinline__ void attn_zero_f8_body(const AttnFwdSm90Params& p) {
   const int tid = blockIdx.x * blockDim.x + threadIdx.x, nthr = gridDim.x * blockDim.x;
   const int words = static_cast<int>(attn_sm90_state_words(p.n_units));  // both sets and the flag
   for (int i = tid; i < words; i += nthr) p.tile_state[i] = 0u;
+  // One warp per (entry, d): lane l takes blocks 4l..4l+3, 4l+128.. (one 32-bit word of the swizzled
+  // layout, whose 4 blocks of a row are consecutive bytes; byte loads in LINEAR rows), then a warp max;
+  // the launcher gives each warp one (entry, d), so the scan is one memory round trip.
   constexpr int D = 128;
-  const int entries = p.batch * p.heads_kv;
-  for (int i = tid; i < entries * D; i += nthr) {
-    const int e = i / D, d = i % D;
+  const int entries = p.batch * p.heads_kv, lane = threadIdx.x & 31;
+  for (int wi = tid >> 5; wi < entries * D; wi += nthr >> 5) {  // warp-uniform
+    const int e = wi / D, d = wi % D;
     const SeqRows seq = attn::seq_rows(p.bshd, p.cu_kv, p.seqlen_kv, p.heads_kv, e / p.heads_kv, e % p.heads_kv);
     const uint8_t* es = p.v_scales + static_cast<int64_t>(e) * p.v_scale_entry;
     const int nb = static_cast<int>((seq.len + 31) / 32);
     uint32_t mx = 0u;
-    for (int c = 0; c < nb; ++c)
-      mx = max(mx, static_cast<uint32_t>(__ldg(es + v_scale_off(p, d, c))));
-    p.ws_ev[i] = nb > 0 ? dev::ue8m0_to_f32(static_cast<uint8_t>(mx)) : 0.0f;
+    for (int c4 = 4 * lane; c4 < nb; c4 += 128) {
+      uint32_t w = 0u;
+      if (p.swizzled) {
+        w = __ldg(reinterpret_cast<const uint32_t*>(es + v_scale_off(p, d, c4)));
+      } else {
+#pragma unroll
+        for (int b = 0; b < 4; ++b)
+          if (c4 + b < nb) w |= static_cast<uint32_t>(__ldg(es + v_scale_off(p, d, c4 + b))) << (8 * b);
+      }
+      if (nb - c4 < 4) w &= (1u << (8 * (nb - c4))) - 1u;  // blocks past the sequence
+      w = __vmaxu4(w, w >> 16);
+      w = __vmaxu4(w, w >> 8);
+      mx = max(mx, w & 0xFFu);
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) mx = max(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, o));
+    if (lane == 0) p.ws_ev[wi] = nb > 0 ? dev::ue8m0_to_f32(static_cast<uint8_t>(mx)) : 0.0f;
   }
 }
 
@@ -522,6 +570,10 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
     asm volatile("griddepcontrol.wait;" ::: "memory");
     if (*reinterpret_cast<volatile const uint32_t*>(p.f8_flag) == 0u) return;
   }
+  // The FP8 kernel lets the exact kernel behind it launch at once: its CTAs take the SMs that this
+  // grid's CTAs leave at the end and wait there (griddepcontrol.wait above), so the launch overlaps this
+  // grid's tail instead of following its completion.
+  if constexpr (kF8) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   constexpr int kPanels = D / 64;
   constexpr int kTileBytes = kKV * D * 2;
   constexpr int kKVPanelBytes = kKV * 128;  // one 64-column panel of a K or V tile
@@ -834,7 +886,8 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
       if (item >= 0) w = item_work(item);
       continue;
     }
-    const int q0 = w.q0, lq = w.lq, lk = w.lk, shift = w.shift, n_tiles = w.n_tiles;
+    const int q0 = w.q0, lq = w.lq, lk = w.lk, shift = w.shift;
+    const int n_tiles = __shfl_sync(0xFFFFFFFFu, w.n_tiles, 0);  // warp-uniform, as g below
     g = __shfl_sync(0xFFFFFFFFu, g, 0);  // warp-uniform (above)
     // This warpgroup's 64 query rows, dequantized into rows [64 cw, 64 cw + 64) of the Q tile (rows
     // past the sequence as zeros).
@@ -853,11 +906,11 @@ __device__ __forceinline__ void attn_fwd_body(const AttnFwdSm90Params& p) {
         mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 2));
         mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 4));
-        const uint4 o = e4m3x16_rescale(rq.c[i], f8_factor(qsc[i], mx));
+        const uint4 o = e4m3x16_rescale(rq.c[i], f8_factor(qsc[i], f8_rcp(mx)));
         *reinterpret_cast<uint4*>(q8 + ptx::sw128_offset(static_cast<uint32_t>(r), static_cast<uint32_t>(col))) = o;
         if (col == 0) qmx[r] = mx > 0.0f ? mx : 1.0f;
         uint32_t code = f8_chunk_code(rq.c[i], o);
-        code = max(code, __shfl_xor_sync(0xFFFFFFFFu, code, 1));  // the block's other half
+        code |= __shfl_xor_sync(0xFFFFFFFFu, code, 1);  // the block's other half
         if (f8_block_bad(code, qsc[i] < mx) || qsc[i] != qsc[i])
           *reinterpret_cast<volatile uint32_t*>(p.f8_flag) = 1u;
       }

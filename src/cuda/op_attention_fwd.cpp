@@ -131,8 +131,10 @@ class AttnFwdSm90 final : public OpImpl {
       case MXQ_ARG_K_DATA:
       case MXQ_ARG_V_DATA:
         return 16;  // 16-byte loads of D-byte rows
-      case MXQ_ARG_V_SCALES:
-        return d_.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4 ? 4 : 1;  // one word per d and tile
+      case MXQ_ARG_Q_SCALES:
+      case MXQ_ARG_K_SCALES:
+      case MXQ_ARG_V_SCALES:  // swizzled: one word per row (K) or per d and tile (V)
+        return d_.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4 ? 4 : 1;
       case MXQ_ARG_O:
       case MXQ_ARG_LSE:
       case MXQ_ARG_CU_SEQLENS_Q:
@@ -189,7 +191,7 @@ class AttnFwdSm90 final : public OpImpl {
     if (inline_) {
       Dim3 g, b;
       const int64_t zthreads =
-          std::max<int64_t>(attn_sm90_state_words(p.n_units), f8_ ? d_.batch * d_.heads_kv * 128 : 0);
+          std::max<int64_t>(attn_sm90_state_words(p.n_units), f8_ ? d_.batch * d_.heads_kv * 128 * 32 : 0);  // FP8: a warp per (entry, d)
       g.x = static_cast<unsigned>(std::min<int64_t>(layout::ceil_div(zthreads, 256), 1024));
       b.x = 256;
       dev_.launch(prep_, g, b, 0, stream, params, prep_name_.c_str());

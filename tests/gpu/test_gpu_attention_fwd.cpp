@@ -688,6 +688,13 @@ TEST_CASE("gpu attention fwd: bad arguments get a status and a message", "[gpu][
   MXQ_REQUIRE_STATUS(mxqAttentionExecute(gpu, p, args, 8, ws.ptr(), need, nullptr), MXQ_STATUS_BAD_PARAM_MISALIGNED);
   CHECK(std::string(mxqGetLastErrorMessage()).find("Q") != std::string::npos);
   args[0].ptr = q.ptr();
+  // Swizzled scales are read as whole words: a scale pointer off 4-byte alignment is refused.
+  REQUIRE(c.swz);
+  DeviceBuffer ks1(in.ks.size() + 4);
+  args[3].ptr = reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(ks1.ptr()) + 2);
+  MXQ_REQUIRE_STATUS(mxqAttentionExecute(gpu, p, args, 8, ws.ptr(), need, nullptr), MXQ_STATUS_BAD_PARAM_MISALIGNED);
+  CHECK(std::string(mxqGetLastErrorMessage()).find("4-byte aligned") != std::string::npos);
+  args[3].ptr = ks.ptr();
   MXQ_REQUIRE_STATUS(mxqAttentionExecute(gpu, p, args, 8, ws.ptr(), need - 1, nullptr), MXQ_STATUS_BAD_PARAM_WORKSPACE);
   MXQ_REQUIRE_STATUS(mxqAttentionExecute(gpu, p, args, 8, nullptr, 0, nullptr), MXQ_STATUS_BAD_PARAM_WORKSPACE);
   args[6].ptr = nullptr;
