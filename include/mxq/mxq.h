@@ -596,8 +596,9 @@ MXQ_API mxqStatus_t mxqGroupedGemmPlanDestroy(mxqGroupedGemmPlan_t plan);
  * maxima) and MXQ_ARG_CU_SEQLENS_Q / _KV (int32 [B + 1]) give the starts. Scales along S then
  * restart at each sequence start, each (b, h) owning ceil(S_max/32) scale columns; LSE is
  * [B, Hq, Sq_max] and entries past a sequence are not touched (docs/NUMERICS.md, "Attention").
- * Alignment (CUDA backend, forward): FP8 data 16 bytes; scales in SWIZZLED_128x4 4 bytes (whole
- * words are read), LINEAR 1; O, LSE and the cu_seqlens 4 bytes; else Execute returns MISALIGNED.
+ * Alignment (CUDA backend, forward): FP8 data 16 bytes; K and V scales in SWIZZLED_128x4 4 bytes
+ * (whole words are read), other scales 1; O, LSE and the cu_seqlens 4 bytes; else Execute returns
+ * MISALIGNED.
  */
 typedef enum {
   MXQ_ATTN_LAYOUT_BHSD = 0,

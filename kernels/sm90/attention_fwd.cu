@@ -308,7 +308,7 @@ __device__ __forceinline__ void convert_unit_staged(const AttnFwdSm90Params& p, 
   const int c0 = t * (kTileKV / 32);  // the unit's first 32-key block
   if (kF8 && p.swizzled) {
     // The swizzled layout keeps a row's four K scales, and a column d's four V scales of this unit's
-    // 32-key blocks, in one aligned word (MXQ_ARG_*_SCALES: 4-byte alignment when swizzled).
+    // 32-key blocks, in one aligned word (MXQ_ARG_K_SCALES / _V_SCALES: 4-byte alignment when swizzled).
     static_assert(kSPR == 4, "one word of K scales per row");
     for (int r = i; r < kTileKV; r += n) {
       const int s = s_base + r;

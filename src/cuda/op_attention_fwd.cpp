@@ -131,7 +131,6 @@ class AttnFwdSm90 final : public OpImpl {
       case MXQ_ARG_K_DATA:
       case MXQ_ARG_V_DATA:
         return 16;  // 16-byte loads of D-byte rows
-      case MXQ_ARG_Q_SCALES:
       case MXQ_ARG_K_SCALES:
       case MXQ_ARG_V_SCALES:  // swizzled: one word per row (K) or per d and tile (V)
         return d_.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4 ? 4 : 1;
