@@ -306,26 +306,26 @@ __device__ __forceinline__ void convert_unit_staged(const AttnFwdSm90Params& p, 
   // V'^T directly (each block's scale times the reciprocal of d's largest, ws_ev).
   const uint8_t* es = p.v_scales + static_cast<int64_t>(e) * p.v_scale_entry;
   const int c0 = t * (kTileKV / 32);  // the unit's first 32-key block
+  // kF8: the reciprocal of column d's largest V scale, whose product with a block's scale is its factor.
+  auto v_rcp = [&](int d) { return f8_rcp(p.ws_ev[static_cast<int64_t>(e) * D + d]); };
   if (kF8 && p.swizzled) {
     // The swizzled layout keeps a row's four K scales, and a column d's four V scales of this unit's
     // 32-key blocks, in one aligned word (MXQ_ARG_K_SCALES / _V_SCALES: 4-byte alignment when swizzled).
     static_assert(kSPR == 4, "one word of K scales per row");
     for (int r = i; r < kTileKV; r += n) {
       const int s = s_base + r;
-      const uint32_t w =
-          s < len ? __ldg(reinterpret_cast<const uint32_t*>(
-                        p.k_scales + attn::along_d_scale_offset(true, seq.row(s), 0, p.d_scale_ld)))
-                  : 0u;
-      float4 f;
-      f.x = s < len ? dev::ue8m0_to_f32(static_cast<uint8_t>(w)) : 0.0f;
-      f.y = s < len ? dev::ue8m0_to_f32(static_cast<uint8_t>(w >> 8)) : 0.0f;
-      f.z = s < len ? dev::ue8m0_to_f32(static_cast<uint8_t>(w >> 16)) : 0.0f;
-      f.w = s < len ? dev::ue8m0_to_f32(static_cast<uint8_t>(w >> 24)) : 0.0f;
+      float4 f = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      if (s < len) {
+        const uint32_t w = __ldg(reinterpret_cast<const uint32_t*>(
+            p.k_scales + attn::along_d_scale_offset(true, seq.row(s), 0, p.d_scale_ld)));
+        f = make_float4(dev::ue8m0_to_f32(static_cast<uint8_t>(w)), dev::ue8m0_to_f32(static_cast<uint8_t>(w >> 8)),
+                        dev::ue8m0_to_f32(static_cast<uint8_t>(w >> 16)), dev::ue8m0_to_f32(static_cast<uint8_t>(w >> 24)));
+      }
       *reinterpret_cast<float4*>(ksc + r * kSPR) = f;
     }
     for (int d = i; d < D; d += n) {
       const uint32_t w = 32 * c0 < len ? __ldg(reinterpret_cast<const uint32_t*>(es + v_scale_off(p, d, c0))) : 0u;
-      const float r = f8_rcp(p.ws_ev[static_cast<int64_t>(e) * D + d]);
+      const float r = v_rcp(d);
 #pragma unroll
       for (int cb = 0; cb < 4; ++cb)
         vsc[cb * D + d] =
@@ -344,7 +344,7 @@ __device__ __forceinline__ void convert_unit_staged(const AttnFwdSm90Params& p, 
       float f = 0.0f;
       if (32 * (c0 + cb) < len) {
         f = dev::ue8m0_to_f32(__ldg(es + v_scale_off(p, d, c0 + cb)));
-        if constexpr (kF8) f = f8_factor(f, f8_rcp(p.ws_ev[static_cast<int64_t>(e) * D + d]));
+        if constexpr (kF8) f = f8_factor(f, v_rcp(d));
       }
       vsc[idx] = f;
     }
