@@ -179,6 +179,33 @@ __device__ __forceinline__ void copy_rows(uint8_t* tile, const uint16_t* src, in
     ptx::cp_async_16_zfill(base + (c / 8) * (ROWS * 128) + ptx::sw128_offset(r, c % 8), src + r * D + c * 8, true);
   }
 }
+// Rows s0..s0+ROWS-1 of two tensors quantized along D with the same scale layout (K and V) -> their
+// bf16 K-major tiles (64-column panels, 128-byte swizzle), dequantized exactly; positions past the
+// sequence are zeros. Unit u (8 elements of row u / (D/8)) of both tensors per iteration.
+template <int ROWS, int D, int NT>
+__device__ __forceinline__ void load_row_tiles2(uint8_t* tile_a, uint8_t* tile_b, const uint8_t* __restrict__ a,
+                                                const uint8_t* __restrict__ a_sc, const uint8_t* __restrict__ b,
+                                                const uint8_t* __restrict__ b_sc, const P& p, const Seq& sq, int64_t s0,
+                                                int t) {
+  constexpr int kUnitsPerRow = D / 8, kUnits = ROWS * kUnitsPerRow;
+#pragma unroll 4
+  for (int u = t; u < kUnits; u += NT) {
+    const int r = u / kUnitsPerRow, c8 = u % kUnitsPerRow;
+    const int64_t s = s0 + r;
+    uint4 va = make_uint4(0u, 0u, 0u, 0u), vb = va;
+    if (s < sq.len) {
+      const int64_t row = sq.row(s), so = d_scale_off(p, row, c8 / 4);
+      const uint2 ra = __ldg(reinterpret_cast<const uint2*>(a + row * D + c8 * 8));
+      const uint2 rb = __ldg(reinterpret_cast<const uint2*>(b + row * D + c8 * 8));
+      va = dequant8(ra, dev::ue8m0_to_f32(__ldg(a_sc + so)));
+      vb = dequant8(rb, dev::ue8m0_to_f32(__ldg(b_sc + so)));
+    }
+    const uint32_t off = (c8 / 8) * (ROWS * 128) + ptx::sw128_offset(r, c8 % 8);
+    *reinterpret_cast<uint4*>(tile_a + off) = va;
+    *reinterpret_cast<uint4*>(tile_b + off) = vb;
+  }
+}
+
 using attn::ex2;
 
 // int64 -> int32 for tile-local mask arithmetic (|bounds| far beyond a tile saturate harmlessly).
@@ -453,42 +480,59 @@ __device__ __forceinline__ void issue_product_over_d(float (&acc)[32], uint32_t 
   }
 }
 
-// ---- delta = rowsum(dO * O), fp32, into the workspace ------------------------------------------
+// ---- delta = rowsum(dO * O), fp32, into the workspace: rows s0..s0+63 of q-side entry bh ---------
+// (a slice of the prep kernel's grid). D/8 threads per row, 8 bf16 of O and dO each.
 template <int D>
-__device__ __forceinline__ void delta_body(const P& p) {
-  constexpr int kTpr = D / 8;                                 // threads per row, 8 bf16 each
-  constexpr int kRowsPerBlock = kAttnBwdDeltaThreads / kTpr;
-  const int64_t b = blockIdx.z, h = blockIdx.y;
+__device__ __forceinline__ void delta_rows(const P& p, int64_t bh, int64_t s0) {
+  constexpr int kTpr = D / 8;
+  constexpr int kRowsPerPass = kAttnBwdPrepThreads / kTpr;
+  static_assert(kStep % kRowsPerPass == 0, "every pass has the same trip count (shuffles)");
+  const int64_t b = bh / p.heads_q, h = bh % p.heads_q;
   const Seq sq = seq_of(p, true, b, h);
-  const int64_t s = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kTpr;
-  const int part = threadIdx.x % kTpr;
-  float acc = 0.0f;
-  if (s < sq.len) {
-    const int64_t row = sq.base + s * sq.step;
-    const uint4 o = __ldg(reinterpret_cast<const uint4*>(p.o_bf16 + row * D) + part);
-    const uint4 g = __ldg(reinterpret_cast<const uint4*>(p.dout_bf16 + row * D) + part);
-    const uint32_t ow[4] = {o.x, o.y, o.z, o.w}, gw[4] = {g.x, g.y, g.z, g.w};
+  if (s0 >= sq.len) return;
+  const int part = static_cast<int>(threadIdx.x) % kTpr;
 #pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      acc = fmaf(__uint_as_float(ow[k] << 16), __uint_as_float(gw[k] << 16), acc);
-      acc = fmaf(__uint_as_float(ow[k] & 0xFFFF0000u), __uint_as_float(gw[k] & 0xFFFF0000u), acc);
+  for (int r = static_cast<int>(threadIdx.x) / kTpr; r < kStep; r += kRowsPerPass) {
+    const int64_t s = s0 + r;
+    float acc = 0.0f;
+    if (s < sq.len) {
+      const int64_t row = sq.row(s);
+      const uint4 o = __ldg(reinterpret_cast<const uint4*>(p.o_bf16 + row * D) + part);
+      const uint4 g = __ldg(reinterpret_cast<const uint4*>(p.dout_bf16 + row * D) + part);
+      const uint32_t ow[4] = {o.x, o.y, o.z, o.w}, gw[4] = {g.x, g.y, g.z, g.w};
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        acc = fmaf(__uint_as_float(ow[k] << 16), __uint_as_float(gw[k] << 16), acc);
+        acc = fmaf(__uint_as_float(ow[k] & 0xFFFF0000u), __uint_as_float(gw[k] & 0xFFFF0000u), acc);
+      }
     }
-  }
 #pragma unroll
-  for (int o = kTpr / 2; o > 0; o >>= 1) acc += __shfl_xor_sync(0xFFFFFFFFu, acc, o);
-  if (part == 0 && s < sq.len) p.delta[(b * p.heads_q + h) * p.seqlen_q + s] = acc;
+    for (int o = kTpr / 2; o > 0; o >>= 1) acc += __shfl_xor_sync(0xFFFFFFFFu, acc, o);
+    if (part == 0 && s < sq.len) p.delta[bh * p.seqlen_q + s] = acc;
+  }
 }
 
-// ---- prep: the seven FP8 operands -> bf16 workspace, once --------------------------------------
-// blockIdx.z picks the operand (kPrep* below), blockIdx.y the (b, h) of its side, blockIdx.x a block
-// of 64 positions of S_pad. Positions past the sequence are written as zeros.
-enum PrepOperand { kPrepQ, kPrepDO, kPrepK, kPrepV, kPrepQt, kPrepDOt, kPrepKt, kPrepCount };
+// ---- prep: the FP8 operands the main loops stream -> bf16 workspace, once; delta; the fused
+// path's dQ accumulator zeroed ---------------------------------------------------------------------
+// blockIdx.z picks the slice (kAttnBwdPrepSlices*: the operand, the zeroing or delta), blockIdx.y
+// the (b, h) of its side, blockIdx.x a block of 64 positions of S_pad. Positions past the sequence are
+// written as zeros.
+enum PrepSlice { kPrepQ, kPrepDO, kPrepK, kPrepV, kPrepQt, kPrepDOt, kPrepKt, kPrepZeroDq, kPrepDelta };
 
 template <int D>
 __device__ __forceinline__ void prep_body(const P& p) {
   __shared__ alignas(1024) uint8_t tile[D * 128];
-  const int op = blockIdx.z;
-  if (op == kAttnBwdPrepZeroDq) {
+  // Two-kernel path: z = 0..6 the operands, 7 delta. The fused path (dq_acc set) leaves K, V and
+  // K_col to the dK/dV kernel: z = 0..5 are Q, dO, Q_col, dO_col, the zeroing, delta.
+  const int z = static_cast<int>(blockIdx.z);
+  static_assert(kPrepQt == 4 && kPrepZeroDq == 7 && kPrepDelta == 8 && kAttnBwdPrepSlicesFused == 6, "slice maps");
+  const int op = p.dq_acc ? (z < 2 ? z : z < 4 ? z + 2 : z + 3) : (z == 7 ? kPrepDelta : z);
+  if (op == kPrepDelta) {
+    const int64_t bh = blockIdx.y, s0 = static_cast<int64_t>(blockIdx.x) * kStep;
+    if (bh < p.batch * p.heads_q) delta_rows<D>(p, bh, s0);
+    return;
+  }
+  if (op == kPrepZeroDq) {
     // Fused-dQ path: zero the fp32 dQ accumulator tiles of q step s0/64 of (b, q head) blockIdx.y
     // (64 x D values, contiguous in the accumulator's layout).
     const int64_t bh = blockIdx.y, s0 = static_cast<int64_t>(blockIdx.x) * kStep;
@@ -646,20 +690,21 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   const int64_t n_iters = per_head * p.group;
   const int64_t bhk = b * p.heads_kv + hk;
 
-  // Resident K and V, all 384 threads.
-  copy_rows<kRows, D, kThreads>(k_tile, p.w_k + (bhk * p.skv_pad + j0) * D, tid);
-  copy_rows<kRows, D, kThreads>(v_tile, p.w_v + (bhk * p.skv_pad + j0) * D, tid);
   if constexpr (kFused) {
-    // Resident K_col^T: positions j0..j0+127 of the [D][S_pad] workspace, two 64-position panels.
-    const uint16_t* src = p.w_kt + bhk * D * p.skv_pad + j0;
-    const uint32_t base = ptx::smem_addr(kc_tile);
-#pragma unroll 4
-    for (int u = tid; u < 2 * D * 8; u += kThreads) {
-      const int pn = u / (D * 8), d = (u >> 3) % D, c = u & 7;
-      ptx::cp_async_16_zfill(base + pn * (D * 128) + ptx::sw128_offset(d, c), src + d * p.skv_pad + 64 * pn + 8 * c, true);
-    }
+    // Resident K, V and K_col^T (two 64-position panels) dequantized here from the FP8 inputs, all
+    // 384 threads (the prep kernel converts only the q side on this path): about 1/40 of a step's
+    // loads, against 3 of the prep's 7 operands (docs/PERFORMANCE.md, twenty-first session).
+    load_row_tiles2<kRows, D, kThreads>(k_tile, v_tile, p.k, p.k_sc, p.v, p.v_sc, p, kvs, j0, tid);
+    const int pn = tid / D;
+    if (pn < 2)
+      load_col_tile<D>(kc_tile + pn * (D * 128), p.kt, p.kt_sc, bhk * p.kv_s_entry, p.kv_s_scale_ld, p.swizzled != 0,
+                       kvs, j0 + 64 * pn, tid - pn * D);
+  } else {
+    // Resident K and V from the bf16 workspace, all 384 threads.
+    copy_rows<kRows, D, kThreads>(k_tile, p.w_k + (bhk * p.skv_pad + j0) * D, tid);
+    copy_rows<kRows, D, kThreads>(v_tile, p.w_v + (bhk * p.skv_pad + j0) * D, tid);
+    ptx::cp_async_commit();
   }
-  ptx::cp_async_commit();
   if (tid == 0) {
     if constexpr (kFused) {
       // D = 128: the reducer thread releases a stage too (its staging tiles are in it).
@@ -1320,10 +1365,6 @@ __device__ __forceinline__ void dq_entry(const P& p) {
 
 // extern "C" entry points, looked up by name from the embedded image (src/cuda/op_attention_bwd.cpp).
 #define MXQ_ATTN_BWD_ENTRIES(D)                                                                                    \
-  extern "C" __global__ void __launch_bounds__(mxq::kAttnBwdDeltaThreads)                                          \
-      mxq_attn_bwd_sm90_delta_d##D(const __grid_constant__ mxq::AttnBwdSm90Params p) {                             \
-    mxq::sm90attn::delta_body<D>(p);                                                                               \
-  }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(mxq::kAttnBwdPrepThreads)                                           \
       mxq_attn_bwd_sm90_prep_d##D(const __grid_constant__ mxq::AttnBwdSm90Params p) {                              \
     mxq::sm90attn::prep_body<D>(p);                                                                                \

@@ -88,10 +88,12 @@ constexpr int kAttnBwdRowsPerCta = 128;  // kv rows (dK/dV kernel) or q rows (dQ
 constexpr int kAttnBwdStepRows = 64;     // q rows (dK/dV) or kv rows (dQ) per pipeline step
 constexpr int kAttnBwdStages = 2;    // dK/dV kernel
 constexpr int kAttnBwdDqStages = 3;  // dQ kernel: a stage is held until the next step's dQ product is done
-constexpr int kAttnBwdDeltaThreads = 256;
 constexpr int kAttnBwdPrepThreads = 256;
-constexpr int kAttnBwdPrepOperands = 7;  // Q, dO, K, V along D; Q, dO, K along S
-constexpr int kAttnBwdPrepZeroDq = 7;    // prep's blockIdx.z of the fused path's dQ-accumulator zeroing
+// The prep kernel's blockIdx.z slices. Two-kernel path: Q, dO, K, V along D, Q, dO, K along S to bf16,
+// then delta = rowsum(dO * O). Fused path (the dK/dV kernel dequantizes its resident K, V and K_col
+// itself): Q, dO along D, Q, dO along S, the dQ accumulator's zeroing, delta.
+constexpr int kAttnBwdPrepSlices = 8;
+constexpr int kAttnBwdPrepSlicesFused = 6;
 constexpr int kAttnBwdPostThreads = 256;
 constexpr int kAttnBwdDsTile = kAttnBwdRowsPerCta * kAttnBwdStepRows * 2;  // dS^T tile, bf16 [128 kv][64 q]
 constexpr int kAttnBwdDqTileBytes = 64 * 64 * 4;  // fused dQ: a warpgroup's fp32 64 x 64 tile per step

@@ -1,8 +1,9 @@
 // Host side of the GPU attention backward: which plans the sm_90a kernels (kernels/sm90/attention_bwd.cu)
-// can run and why not otherwise, the workspace (delta = rowsum(dO * O), fp32 [B, Hq, Sq], and the seven
-// operands dequantized to bf16 once, 14 bytes per (b, h, position, channel) over both sides; the fused
-// path adds the fp32 dQ accumulator, 4 bytes per (b, q head, position, channel)), the four launches
-// (delta, prep, dK/dV, dQ; or delta, prep + zeroing of the dQ accumulator, dK/dV with fused dQ, dQ
+// can run and why not otherwise, the workspace (delta = rowsum(dO * O), fp32 [B, Hq, Sq]; the
+// operands the main loops read dequantized to bf16 once: the seven, 14 bytes per (b, h, position,
+// channel) over both sides, on the two-kernel path; the q side's four, 8 bytes per (b, q head,
+// position, channel), and the fp32 dQ accumulator, 4 bytes, on the fused path), the three launches
+// (prep + delta, dK/dV, dQ; or prep + delta + zeroing of the dQ accumulator, dK/dV with fused dQ, dQ
 // post pass) and the registry entry. Everything the kernels need is resolved here from the immutable
 // plan, so Execute only fills pointers and launches: no allocation, no host synchronization,
 // capturable in a CUDA graph.
@@ -62,11 +63,10 @@ class AttentionBwdSm90 final : public OpImpl {
  public:
   AttentionBwdSm90(const AttentionDesc& d, Device& dev) : d_(d), dev_(dev), fused_(use_fused_dq(d, dev.info())) {
     const int dim = static_cast<int>(d.head_dim);
-    names_[0] = fmt::format("mxq_attn_bwd_sm90_delta_d{}", dim);
     names_[1] = fmt::format("mxq_attn_bwd_sm90_{}_d{}", fused_ ? "dkvq" : "dkv", dim);
     names_[2] = fmt::format("mxq_attn_bwd_sm90_{}_d{}", fused_ ? "dqpost" : "dq", dim);
     names_[3] = fmt::format("mxq_attn_bwd_sm90_prep_d{}", dim);
-    for (int i = 0; i < 4; ++i) fn_[i] = dev.kernel(names_[i].c_str());
+    for (int i = 1; i < 4; ++i) fn_[i] = dev.kernel(names_[i].c_str());
 
     const bool swz = d.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
     const int64_t dcols = layout::scale_cols(d.head_dim);
@@ -107,7 +107,8 @@ class AttentionBwdSm90 final : public OpImpl {
     // (K, V, K_col^T); every piece 256-byte aligned.
     ws_delta_ = layout::round_up(d.batch * d.heads_q * d.seqlen_q * 4, 256);
     ws_q_ = d.batch * d.heads_q * base_.sq_pad * d.head_dim * 2;
-    ws_kv_ = d.batch * d.heads_kv * base_.skv_pad * d.head_dim * 2;
+    // The fused path's dK/dV kernel dequantizes K, V and K_col itself (no kv-side bf16 copies).
+    ws_kv_ = fused_ ? 0 : d.batch * d.heads_kv * base_.skv_pad * d.head_dim * 2;
     ws_dqacc_ = fused_ ? d.batch * d.heads_q * base_.sq_pad * d.head_dim * 4 : 0;
   }
 
@@ -174,7 +175,8 @@ class AttentionBwdSm90 final : public OpImpl {
     if (ws) {
       uint8_t* at = ws + ws_delta_;
       for (uint16_t** w : {&p.w_q, &p.w_do, &p.w_qt, &p.w_dot}) *w = reinterpret_cast<uint16_t*>(at), at += ws_q_;
-      for (uint16_t** w : {&p.w_k, &p.w_v, &p.w_kt}) *w = reinterpret_cast<uint16_t*>(at), at += ws_kv_;
+      if (!fused_)
+        for (uint16_t** w : {&p.w_k, &p.w_v, &p.w_kt}) *w = reinterpret_cast<uint16_t*>(at), at += ws_kv_;
       if (fused_) p.dq_acc = reinterpret_cast<float*>(at);
     }
     MXQ_REQUIRE(p.q && p.q_sc && p.k && p.k_sc && p.v && p.v_sc && p.dout && p.dout_sc && p.qt && p.qt_sc && p.kt &&
@@ -193,34 +195,27 @@ class AttentionBwdSm90 final : public OpImpl {
       encode(p.w_do, d_.head_dim, rq * base_.sq_pad, kAttnBwdStepRows, p.tmap_do, "dO");
       encode(p.w_qt, base_.sq_pad, rq * d_.head_dim, d_.head_dim, p.tmap_qt, "Q_col^T");
       encode(p.w_dot, base_.sq_pad, rq * d_.head_dim, d_.head_dim, p.tmap_dot, "dO_col^T");
-      encode(p.w_k, d_.head_dim, rkv * base_.skv_pad, kAttnBwdStepRows, p.tmap_k, "K");
-      encode(p.w_v, d_.head_dim, rkv * base_.skv_pad, kAttnBwdStepRows, p.tmap_v, "V");
-      encode(p.w_kt, base_.skv_pad, rkv * d_.head_dim, d_.head_dim, p.tmap_kt, "K_col^T");
+      if (!fused_) {  // the dQ kernel's streamed kv tiles
+        encode(p.w_k, d_.head_dim, rkv * base_.skv_pad, kAttnBwdStepRows, p.tmap_k, "K");
+        encode(p.w_v, d_.head_dim, rkv * base_.skv_pad, kAttnBwdStepRows, p.tmap_v, "V");
+        encode(p.w_kt, base_.skv_pad, rkv * d_.head_dim, d_.head_dim, p.tmap_kt, "K_col^T");
+      }
     }
 
     const int64_t dim = d_.head_dim;
     void* params[] = {&p};
-    // 1. delta = rowsum(dO * O) for every query row.
-    {
-      const int64_t rows_per_block = kAttnBwdDeltaThreads / (dim / 8);
-      Dim3 g, blk;
-      g.x = static_cast<unsigned>(layout::ceil_div(d_.seqlen_q, rows_per_block));
-      g.y = static_cast<unsigned>(d_.heads_q);
-      g.z = static_cast<unsigned>(d_.batch);
-      blk.x = kAttnBwdDeltaThreads;
-      dev_.launch(fn_[0], g, blk, 0, stream, params, names_[0].c_str());
-    }
-    // 2. The seven operands to bf16, once (positions past each sequence become zeros); the fused
-    //    path's dQ accumulator zeroed by an eighth slice of the same grid.
+    // 1. The FP8 operands the main loops stream to bf16, once (positions past each sequence become
+    //    zeros; the fused path: only the q side, and the dQ accumulator zeroed), and delta =
+    //    rowsum(dO * O) for every query row, as slices of one grid.
     {
       Dim3 g, blk;
-      g.x = static_cast<unsigned>(std::max(base_.sq_pad, base_.skv_pad) / kAttnBwdStepRows);
+      g.x = static_cast<unsigned>((fused_ ? base_.sq_pad : std::max(base_.sq_pad, base_.skv_pad)) / kAttnBwdStepRows);
       g.y = static_cast<unsigned>(d_.batch * d_.heads_q);
-      g.z = fused_ ? kAttnBwdPrepOperands + 1 : kAttnBwdPrepOperands;
+      g.z = fused_ ? kAttnBwdPrepSlicesFused : kAttnBwdPrepSlices;
       blk.x = kAttnBwdPrepThreads;
       dev_.launch(fn_[3], g, blk, 0, stream, params, names_[3].c_str());
     }
-    // 3. dK, dV (fused: and dQ's contributions): one CTA per (128 kv rows, kv head, batch entry).
+    // 2. dK, dV (fused: and dQ's contributions): one CTA per (128 kv rows, kv head, batch entry).
     {
       Dim3 g, blk;
       g.x = static_cast<unsigned>(layout::ceil_div(d_.seqlen_kv, kAttnBwdRowsPerCta));
@@ -231,7 +226,7 @@ class AttentionBwdSm90 final : public OpImpl {
       dev_.launch(fn_[1], g, blk, static_cast<size_t>(smem), stream, params, names_[1].c_str());
     }
     if (fused_) {
-      // 4. The fp32 dQ accumulator -> bf16 dQ in the output layout: one block per 64 x 64 tile.
+      // 3. The fp32 dQ accumulator -> bf16 dQ in the output layout: one block per 64 x 64 tile.
       Dim3 g, blk;
       g.x = static_cast<unsigned>(layout::ceil_div(d_.seqlen_q, kAttnBwdStepRows) * (dim / 64));
       g.y = static_cast<unsigned>(d_.heads_q);
@@ -240,7 +235,7 @@ class AttentionBwdSm90 final : public OpImpl {
       dev_.launch(fn_[2], g, blk, 0, stream, params, names_[2].c_str());
       return;
     }
-    // 4. dQ: one CTA per (128 q rows, q head, batch entry).
+    // 3. dQ: one CTA per (128 q rows, q head, batch entry).
     {
       Dim3 g, blk;
       g.x = static_cast<unsigned>(layout::ceil_div(d_.seqlen_q, kAttnBwdRowsPerCta));

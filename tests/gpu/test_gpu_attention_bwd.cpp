@@ -571,9 +571,11 @@ void run_case(const Case& c, mxqHandle_t gpu, mxqHandle_t cpu) {
       CHECK(oracle_ok(o_q2, runs[1][0], dq_ref, in_q, c.sq, c.hq, "dQ (second run)"));
     }
   }
-  // The fused path (taken unless the plan is deterministic) adds the fp32 dQ accumulator to the workspace.
+  // The fused path (taken unless the plan is deterministic) adds the fp32 dQ accumulator to the workspace
+  // and drops the kv side's three bf16 copies (its dK/dV kernel dequantizes K, V and K_col itself).
   const size_t acc_bytes = static_cast<size_t>(c.b * c.hq * ((c.sq + 127) / 128 * 128) * c.d * 4);
-  CHECK(ws_of_path[1] == ws_of_path[0] + (c.deterministic ? 0 : acc_bytes));
+  const size_t kv_bytes = static_cast<size_t>(3 * c.b * c.hkv * ((c.skv + 127) / 128 * 128) * c.d * 2);
+  CHECK(ws_of_path[1] + (c.deterministic ? 0 : kv_bytes) == ws_of_path[0] + (c.deterministic ? 0 : acc_bytes));
 }
 
 }  // namespace
