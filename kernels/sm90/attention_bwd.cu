@@ -448,6 +448,34 @@ __device__ __forceinline__ void bulk_reduce_add_f32(float* dst, uint32_t src_sme
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
 __device__ __forceinline__ void bulk_wait_read_all() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
 __device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait_all_but_one() { asm volatile("cp.async.bulk.wait_group 1;" ::: "memory"); }
+
+// Fused dQ's tile counters (p.dq_cnt): the reducer thread of a kv CTA adds 1 once the bulk reductions
+// of its contribution to a tile are complete (their async-proxy writes fenced for the generic proxy,
+// then a release add at GPU scope); the post pass acquires 0 before reading the tile.
+__device__ __forceinline__ void dq_tile_done(int32_t* cnt) {
+  asm volatile("fence.proxy.async.global;" ::: "memory");
+  asm volatile("red.release.gpu.global.add.s32 [%0], 1;" ::"l"(cnt) : "memory");
+}
+__device__ __forceinline__ int32_t ld_acquire_gpu(const int32_t* a) {
+  int32_t v;
+  asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(a) : "memory");
+  return v;
+}
+
+// The number of kv CTAs whose walk includes q step qs of batch entry b (every query head of their
+// group): kv block kb walks q blocks from qb_first = max(0, (128 kb - off) / 64) (dkv_body), so it
+// reaches qs iff 128 kb < 64 (qs + 1) + off; none for steps past the sequence.
+__device__ __forceinline__ int32_t dq_contributors(const P& p, int64_t b, int64_t qs) {
+  const int64_t lq = seq_of(p, true, b, 0).len, lk = seq_of(p, false, b, 0).len;
+  if (qs * kStep >= lq) return 0;
+  const int64_t nkb = (lk + kRows - 1) / kRows;
+  if (p.mask == MXQ_ATTN_MASK_NONE) return static_cast<int32_t>(nkb);
+  const int64_t off = p.mask == MXQ_ATTN_MASK_CAUSAL_BOTTOM_RIGHT ? lk - lq : 0;
+  const int64_t x = (qs + 1) * kStep + off;
+  const int64_t n = x > 0 ? (x + kRows - 1) / kRows : 0;
+  return static_cast<int32_t>(n < nkb ? n : nkb);
+}
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 // wgmma m64n64k16 bf16 with A read transposed from shared memory (A stored M-major: the dS^T tile,
@@ -539,6 +567,7 @@ __device__ __forceinline__ void prep_body(const P& p) {
     if (bh >= p.batch * p.heads_q || s0 >= p.sq_pad) return;
     float4* dst = reinterpret_cast<float4*>(p.dq_acc + (bh * p.sq_pad + s0) * D);
     for (int u = threadIdx.x; u < kStep * D / 4; u += kAttnBwdPrepThreads) dst[u] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (threadIdx.x == 0) p.dq_cnt[bh * (p.sq_pad / kStep) + s0 / kStep] = -dq_contributors(p, bh / p.heads_q, s0 / kStep);
     return;
   }
   const bool q_side = op == kPrepQ || op == kPrepDO || op == kPrepQt || op == kPrepDOt;
@@ -600,13 +629,24 @@ __device__ __forceinline__ void dq_post_body(const P& p) {
   const int64_t qs = blockIdx.x / kPanels, panel = blockIdx.x % kPanels;
   const Seq sq = seq_of(p, true, b, h);
   if (qs * kStep >= sq.len) return;
-  const float4* src = reinterpret_cast<const float4*>(p.dq_acc) +
-                      (((b * p.heads_q + h) * (p.sq_pad / kStep) + qs) * kPanels + panel) * 1024;
+  // A programmatic dependent of the dK/dV kernel: it starts once every CTA of that kernel has started
+  // (so none waits for an SM this one holds) and converts each tile as soon as its counter reaches 0.
+  const int64_t tile = (b * p.heads_q + h) * (p.sq_pad / kStep) + qs;
+  // (The wait is bounded, ~16 s: a miscount would show as wrong dQ in the tests rather than a hang.)
+  if (threadIdx.x == 0) {
+    uint32_t ns = 256;
+    for (uint32_t polls = 0; ld_acquire_gpu(p.dq_cnt + tile) != 0 && polls < (1u << 22); ++polls) {
+      __nanosleep(ns);
+      ns = ns < 4096 ? 2 * ns : ns;
+    }
+  }
+  __syncthreads();
+  const float4* src = reinterpret_cast<const float4*>(p.dq_acc) + (tile * kPanels + panel) * 1024;
 #pragma unroll
   for (int k = 0; k < 1024 / kAttnBwdPostThreads; ++k) {
     const int u = static_cast<int>(threadIdx.x) + k * kAttnBwdPostThreads;
     const int w = u >> 8, j = (u >> 5) & 7, l = u & 31;
-    const float4 v = src[u];
+    const float4 v = __ldcg(src + u);  // L2: other SMs' reductions
     const int64_t r = qs * kStep + 16 * w + (l >> 2);
     const int64_t col = panel * 64 + 8 * j + 2 * (l & 3);
     if (r < sq.len)
@@ -636,6 +676,9 @@ __device__ __forceinline__ void dq_post_body(const P& p) {
 // fragments read once from the tiles), the rest from shared memory.
 template <int D, bool kFused, int kRegKs = 0>
 __device__ __forceinline__ void dkv_body(const P& p) {
+  // Fused: the post pass (a programmatic dependent) may launch once every CTA has started; it waits
+  // on the tile counters, not on this grid's completion.
+  if constexpr (kFused) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = ptx::smem_align1024(smem_raw);
   constexpr int kRowTile = kRows * D * 2, kStepTile = kStep * D * 2;
@@ -658,6 +701,18 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   // is multiplied by it, and each element once by ds_scale * 2^(127-E), whose bits are an integer
   // subtraction (mx_rows_to_frags). Outside ds_scale in [2^-119, 2) (p.ds_fold == 0) every block
   // takes the exact form, which multiplies each element by ds_scale first.
+  // Timing experiments only (wrong results; docs/PERFORMANCE.md, twenty-first session): products
+  // over half their k steps, the tensor time FP8 operands would take.
+#ifdef MXQ_EXP_HALF_DVDK
+  constexpr int kDvdkKs = 2;
+#else
+  constexpr int kDvdkKs = 4;
+#endif
+#ifdef MXQ_EXP_HALF_DQ
+  [[maybe_unused]] constexpr int kDqKs = 4;
+#else
+  [[maybe_unused]] constexpr int kDqKs = 8;
+#endif
   uint8_t* k_tile = smem;
   uint8_t* v_tile = k_tile + kRowTile;
   uint8_t* stage0 = v_tile + kRowTile;  // per stage: Q, dO, Q_col^T, dO_col^T (bf16)
@@ -743,6 +798,9 @@ __device__ __forceinline__ void dkv_body(const P& p) {
         constexpr uint32_t dstg = kDsInStage ? 4 * kStepTile : 2 * kAttnBwdDqTileBytes;
         constexpr uint32_t dwg = kDsInStage ? 2 * kStepTile : kAttnBwdDqTileBytes;
         const uint32_t dqf = bar_s + 16 * kStages, dqe = dqf + 32;  // dq_full[4], dq_empty[4]
+        // The tile counter of step it (index bh * qsteps + q block, advanced like dst), and that of
+        // the step before, whose reductions are complete once this step's are read.
+        int32_t tile = bh0 * qsteps + qb0, tile_prev = 0;
 #pragma unroll 1
         for (int it = 0, qi = 0; it < n_it; ++it) {
           const int buf = it & 1;
@@ -761,10 +819,16 @@ __device__ __forceinline__ void dkv_body(const P& p) {
             ptx::mbar_arrive(dqe + buf * 16);
             ptx::mbar_arrive(dqe + buf * 16 + 8);
           }
-          dst += kTile;
-          if (++qi == ph32) qi = 0, dst += skip;
+          if (it > 0) {
+            bulk_wait_all_but_one();  // step it-1's reductions complete
+            dq_tile_done(p.dq_cnt + tile_prev);
+          }
+          tile_prev = tile;
+          dst += kTile, ++tile;
+          if (++qi == ph32) qi = 0, dst += skip, tile += qsteps - ph32;
         }
         bulk_wait_all();  // before the CTA's shared memory goes away
+        if (n_it > 0) dq_tile_done(p.dq_cnt + tile_prev);
       }
     }
     if (tid == kMathThreads) {
@@ -840,12 +904,20 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   auto issue_s = [&](int64_t it) {
     ptx::mbar_wait(&full[it & 1], static_cast<uint32_t>((it >> 1) & 1));
     ptx::wgmma_fence();
+#ifdef MXQ_EXP_HALF_SDP
+    issue_product_over_d<D / 2, kRegKs>(s, k_addr, stage_addr(it), kf);
+#else
     issue_product_over_d<D, kRegKs>(s, k_addr, stage_addr(it), kf);
+#endif
     ptx::wgmma_commit();
   };
   auto issue_dp = [&](int64_t it) {
     ptx::wgmma_fence();
+#ifdef MXQ_EXP_HALF_SDP
+    issue_product_over_d<D / 2, kRegKs>(dp, v_addr, stage_addr(it) + kStepTile, vf);
+#else
     issue_product_over_d<D, kRegKs>(dp, v_addr, stage_addr(it) + kStepTile, vf);
+#endif
     ptx::wgmma_commit();
   };
   // With S^T and dP^T of step it issued: P^T, dS^T (fp32, in dp) and Pq (bf16 fragments, in pa).
@@ -888,7 +960,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     const uint32_t doc_lo = ptx::smem_desc_sw128_lo(stage_addr(it) + 3 * kStepTile);
     ptx::wgmma_fence();
 #pragma unroll
-    for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dv, pa[k], desc(doc_lo, k * 32), 1);
+    for (int k = 0; k < kDvdkKs; ++k) ptx::wgmma_bf16_rs<D, 0>(dv, pa[k], desc(doc_lo, k * 32), 1);
     ptx::wgmma_commit();
   };
   auto front = [&](const Pos& ps, const Ld& ld) {
@@ -983,7 +1055,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     ptx::wgmma_fence();
     if constexpr (kDsInStage) {  // N split: this warpgroup's 64 columns of dQ, K = all 128 kv rows
 #pragma unroll
-      for (int kk = 0; kk < 8; ++kk)
+      for (int kk = 0; kk < kDqKs; ++kk)
         wgmma_bf16_ss_ta64(acc, desc(a_lo, kk * 2048), desc(kc_lo0, (kk >> 2) * (D * 128) + wg * 64 * 128 + (kk & 3) * 32),
                            kk > 0);
     } else {  // K split: the warpgroup's own 64 kv rows, all D columns
@@ -1027,7 +1099,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     mx_rows_to_frags(dp, da, p.ds_scale, p.ds_scale_c, p.ds_fold != 0);
     ptx::wgmma_fence();
 #pragma unroll
-    for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dk, da[k], desc(qc_lo, k * 32), 1);
+    for (int k = 0; k < kDvdkKs; ++k) ptx::wgmma_bf16_rs<D, 0>(dk, da[k], desc(qc_lo, k * 32), 1);
     ptx::wgmma_commit();
     if constexpr (kFused) {
       ptx::wgmma_wait<1>();  // dV done: its A registers are free for the column quantization

@@ -54,6 +54,9 @@ struct alignas(64) AttnBwdSm90Params {
   uint16_t* dq;               // bf16, Q's layout
   float* dq_acc;              // fused-dQ path: fp32 workspace [B*Hq][Sq_pad/64][D/64][64 x 64 tile in fragment
                               // order] (dq_post_body), zeroed by the prep kernel
+  int32_t* dq_cnt;            // fused-dQ path: per (b, q head, 64-row q step) tile, minus the number of kv
+                              // CTAs adding to it (prep); each adds 1 once its reduction is complete, and
+                              // the post pass converts the tile at 0 (docs/ARCHITECTURE.md)
   uint16_t* dk;               // bf16, K's layout
   uint16_t* dv;               // bf16, V's layout
   const int32_t* cu_q;        // varlen: [B + 1] sequence starts (device), else null

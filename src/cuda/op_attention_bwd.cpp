@@ -110,6 +110,7 @@ class AttentionBwdSm90 final : public OpImpl {
     // The fused path's dK/dV kernel dequantizes K, V and K_col itself (no kv-side bf16 copies).
     ws_kv_ = fused_ ? 0 : d.batch * d.heads_kv * base_.skv_pad * d.head_dim * 2;
     ws_dqacc_ = fused_ ? d.batch * d.heads_q * base_.sq_pad * d.head_dim * 4 : 0;
+    ws_dqcnt_ = fused_ ? layout::round_up(d.batch * d.heads_q * (base_.sq_pad / kAttnBwdStepRows) * 4, 256) : 0;
   }
 
   std::string name() const override { return names_[1]; }
@@ -121,7 +122,7 @@ class AttentionBwdSm90 final : public OpImpl {
   }
 
   size_t workspace_bytes() const override {
-    return static_cast<size_t>(ws_delta_ + 4 * ws_q_ + 3 * ws_kv_ + ws_dqacc_);
+    return static_cast<size_t>(ws_delta_ + 4 * ws_q_ + 3 * ws_kv_ + ws_dqacc_ + ws_dqcnt_);
   }
 
   size_t required_alignment(mxqArgSlot_t slot) const override {
@@ -177,7 +178,10 @@ class AttentionBwdSm90 final : public OpImpl {
       for (uint16_t** w : {&p.w_q, &p.w_do, &p.w_qt, &p.w_dot}) *w = reinterpret_cast<uint16_t*>(at), at += ws_q_;
       if (!fused_)
         for (uint16_t** w : {&p.w_k, &p.w_v, &p.w_kt}) *w = reinterpret_cast<uint16_t*>(at), at += ws_kv_;
-      if (fused_) p.dq_acc = reinterpret_cast<float*>(at);
+      if (fused_) {
+        p.dq_acc = reinterpret_cast<float*>(at);
+        p.dq_cnt = reinterpret_cast<int32_t*>(at + ws_dqacc_);
+      }
     }
     MXQ_REQUIRE(p.q && p.q_sc && p.k && p.k_sc && p.v && p.v_sc && p.dout && p.dout_sc && p.qt && p.qt_sc && p.kt &&
                     p.kt_sc && p.doutt && p.doutt_sc,
@@ -226,13 +230,15 @@ class AttentionBwdSm90 final : public OpImpl {
       dev_.launch(fn_[1], g, blk, static_cast<size_t>(smem), stream, params, names_[1].c_str());
     }
     if (fused_) {
-      // 3. The fp32 dQ accumulator -> bf16 dQ in the output layout: one block per 64 x 64 tile.
+      // 3. The fp32 dQ accumulator -> bf16 dQ in the output layout: one block per 64 x 64 tile, a
+      //    programmatic dependent of the dK/dV kernel: its blocks run on the SMs that kernel's last
+      //    wave leaves idle, each as soon as its tile's counter says every contribution is in.
       Dim3 g, blk;
       g.x = static_cast<unsigned>(layout::ceil_div(d_.seqlen_q, kAttnBwdStepRows) * (dim / 64));
       g.y = static_cast<unsigned>(d_.heads_q);
       g.z = static_cast<unsigned>(d_.batch);
       blk.x = kAttnBwdPostThreads;
-      dev_.launch(fn_[2], g, blk, 0, stream, params, names_[2].c_str());
+      dev_.launch(fn_[2], g, blk, 0, stream, params, names_[2].c_str(), /*programmatic=*/true);
       return;
     }
     // 3. dQ: one CTA per (128 q rows, q head, batch entry).
@@ -263,7 +269,7 @@ class AttentionBwdSm90 final : public OpImpl {
   std::string names_[4];
   CUfunction fn_[4] = {};
   AttnBwdSm90Params base_{};
-  int64_t ws_delta_ = 0, ws_q_ = 0, ws_kv_ = 0, ws_dqacc_ = 0;
+  int64_t ws_delta_ = 0, ws_q_ = 0, ws_kv_ = 0, ws_dqacc_ = 0, ws_dqcnt_ = 0;
 };
 
 }  // namespace

@@ -571,11 +571,14 @@ void run_case(const Case& c, mxqHandle_t gpu, mxqHandle_t cpu) {
       CHECK(oracle_ok(o_q2, runs[1][0], dq_ref, in_q, c.sq, c.hq, "dQ (second run)"));
     }
   }
-  // The fused path (taken unless the plan is deterministic) adds the fp32 dQ accumulator to the workspace
-  // and drops the kv side's three bf16 copies (its dK/dV kernel dequantizes K, V and K_col itself).
+  // The fused path (taken unless the plan is deterministic) adds the fp32 dQ accumulator to the
+  // workspace and drops the kv side's three bf16 copies (its dK/dV kernel dequantizes K, V and K_col).
   const size_t acc_bytes = static_cast<size_t>(c.b * c.hq * ((c.sq + 127) / 128 * 128) * c.d * 4);
   const size_t kv_bytes = static_cast<size_t>(3 * c.b * c.hkv * ((c.skv + 127) / 128 * 128) * c.d * 2);
-  CHECK(ws_of_path[1] + (c.deterministic ? 0 : kv_bytes) == ws_of_path[0] + (c.deterministic ? 0 : acc_bytes));
+  // ... and one int32 counter per 64-row q tile (256-byte aligned).
+  const size_t cnt_bytes = static_cast<size_t>((c.b * c.hq * ((c.sq + 127) / 128 * 2) * 4 + 255) / 256 * 256);
+  CHECK(ws_of_path[1] + (c.deterministic ? 0 : kv_bytes) ==
+        ws_of_path[0] + (c.deterministic ? 0 : acc_bytes + cnt_bytes));
 }
 
 }  // namespace
@@ -670,6 +673,19 @@ TEST_CASE("gpu attention bwd: masks and GQA / MQA", "[gpu][attention][bwd]") {
         run_case(c, gpu, cpu);
       }
     }
+  }
+  // Fused dQ: the post pass converts a q tile once its counter says every kv CTA that reaches it has
+  // added its part (kernels: dq_contributors); here that number differs from tile to tile (1..9 kv
+  // blocks), with whole tiles that no key reaches (bottom-right, Sq > Skv). A miscount leaves dQ
+  // rows poisoned or partial.
+  SECTION("causal, many kv blocks per q tile: bottom-right Sq 700 Skv 1100, top-left Sq 1100 Skv 700") {
+    c.b = 1, c.hq = 2, c.hkv = 1, c.d = 128, c.mask = MXQ_ATTN_MASK_CAUSAL_BOTTOM_RIGHT;
+    c.sq = 700, c.skv = 1100;
+    run_case(c, gpu, cpu);
+    c.mask = MXQ_ATTN_MASK_CAUSAL_TOP_LEFT, c.sq = 1100, c.skv = 700;
+    run_case(c, gpu, cpu);
+    c.mask = MXQ_ATTN_MASK_CAUSAL_BOTTOM_RIGHT;
+    run_case(c, gpu, cpu);
   }
   SECTION("causal top-left, 8 query heads per KV head, deterministic attribute") {
     c.b = 1, c.hq = 8, c.hkv = 1, c.sq = 257, c.skv = 257, c.d = 128, c.mask = MXQ_ATTN_MASK_CAUSAL_TOP_LEFT;
