@@ -701,18 +701,6 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   // is multiplied by it, and each element once by ds_scale * 2^(127-E), whose bits are an integer
   // subtraction (mx_rows_to_frags). Outside ds_scale in [2^-119, 2) (p.ds_fold == 0) every block
   // takes the exact form, which multiplies each element by ds_scale first.
-  // Timing experiments only (wrong results; docs/PERFORMANCE.md, twenty-first session): products
-  // over half their k steps, the tensor time FP8 operands would take.
-#ifdef MXQ_EXP_HALF_DVDK
-  constexpr int kDvdkKs = 2;
-#else
-  constexpr int kDvdkKs = 4;
-#endif
-#ifdef MXQ_EXP_HALF_DQ
-  [[maybe_unused]] constexpr int kDqKs = 4;
-#else
-  [[maybe_unused]] constexpr int kDqKs = 8;
-#endif
   uint8_t* k_tile = smem;
   uint8_t* v_tile = k_tile + kRowTile;
   uint8_t* stage0 = v_tile + kRowTile;  // per stage: Q, dO, Q_col^T, dO_col^T (bf16)
@@ -904,20 +892,12 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   auto issue_s = [&](int64_t it) {
     ptx::mbar_wait(&full[it & 1], static_cast<uint32_t>((it >> 1) & 1));
     ptx::wgmma_fence();
-#ifdef MXQ_EXP_HALF_SDP
-    issue_product_over_d<D / 2, kRegKs>(s, k_addr, stage_addr(it), kf);
-#else
     issue_product_over_d<D, kRegKs>(s, k_addr, stage_addr(it), kf);
-#endif
     ptx::wgmma_commit();
   };
   auto issue_dp = [&](int64_t it) {
     ptx::wgmma_fence();
-#ifdef MXQ_EXP_HALF_SDP
-    issue_product_over_d<D / 2, kRegKs>(dp, v_addr, stage_addr(it) + kStepTile, vf);
-#else
     issue_product_over_d<D, kRegKs>(dp, v_addr, stage_addr(it) + kStepTile, vf);
-#endif
     ptx::wgmma_commit();
   };
   // With S^T and dP^T of step it issued: P^T, dS^T (fp32, in dp) and Pq (bf16 fragments, in pa).
@@ -960,7 +940,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     const uint32_t doc_lo = ptx::smem_desc_sw128_lo(stage_addr(it) + 3 * kStepTile);
     ptx::wgmma_fence();
 #pragma unroll
-    for (int k = 0; k < kDvdkKs; ++k) ptx::wgmma_bf16_rs<D, 0>(dv, pa[k], desc(doc_lo, k * 32), 1);
+    for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dv, pa[k], desc(doc_lo, k * 32), 1);
     ptx::wgmma_commit();
   };
   auto front = [&](const Pos& ps, const Ld& ld) {
@@ -1055,7 +1035,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     ptx::wgmma_fence();
     if constexpr (kDsInStage) {  // N split: this warpgroup's 64 columns of dQ, K = all 128 kv rows
 #pragma unroll
-      for (int kk = 0; kk < kDqKs; ++kk)
+      for (int kk = 0; kk < 8; ++kk)
         wgmma_bf16_ss_ta64(acc, desc(a_lo, kk * 2048), desc(kc_lo0, (kk >> 2) * (D * 128) + wg * 64 * 128 + (kk & 3) * 32),
                            kk > 0);
     } else {  // K split: the warpgroup's own 64 kv rows, all D columns
@@ -1099,7 +1079,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     mx_rows_to_frags(dp, da, p.ds_scale, p.ds_scale_c, p.ds_fold != 0);
     ptx::wgmma_fence();
 #pragma unroll
-    for (int k = 0; k < kDvdkKs; ++k) ptx::wgmma_bf16_rs<D, 0>(dk, da[k], desc(qc_lo, k * 32), 1);
+    for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dk, da[k], desc(qc_lo, k * 32), 1);
     ptx::wgmma_commit();
     if constexpr (kFused) {
       ptx::wgmma_wait<1>();  // dV done: its A registers are free for the column quantization
