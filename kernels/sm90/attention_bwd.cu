@@ -567,7 +567,8 @@ __device__ __forceinline__ void prep_body(const P& p) {
     if (bh >= p.batch * p.heads_q || s0 >= p.sq_pad) return;
     float4* dst = reinterpret_cast<float4*>(p.dq_acc + (bh * p.sq_pad + s0) * D);
     for (int u = threadIdx.x; u < kStep * D / 4; u += kAttnBwdPrepThreads) dst[u] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    if (threadIdx.x == 0) p.dq_cnt[bh * (p.sq_pad / kStep) + s0 / kStep] = -dq_contributors(p, bh / p.heads_q, s0 / kStep);
+    if (threadIdx.x == 0)
+      p.dq_cnt[bh * (p.sq_pad / kStep) + s0 / kStep] = -dq_contributors(p, bh / p.heads_q, s0 / kStep);
     return;
   }
   const bool q_side = op == kPrepQ || op == kPrepDO || op == kPrepQt || op == kPrepDOt;
