@@ -63,10 +63,11 @@ class AttentionBwdSm90 final : public OpImpl {
  public:
   AttentionBwdSm90(const AttentionDesc& d, Device& dev) : d_(d), dev_(dev), fused_(use_fused_dq(d, dev.info())) {
     const int dim = static_cast<int>(d.head_dim);
+    // [0] prep (+ delta), [1] dK/dV (fused: + dQ), [2] dQ (fused: the post pass).
+    names_[0] = fmt::format("mxq_attn_bwd_sm90_prep_d{}", dim);
     names_[1] = fmt::format("mxq_attn_bwd_sm90_{}_d{}", fused_ ? "dkvq" : "dkv", dim);
     names_[2] = fmt::format("mxq_attn_bwd_sm90_{}_d{}", fused_ ? "dqpost" : "dq", dim);
-    names_[3] = fmt::format("mxq_attn_bwd_sm90_prep_d{}", dim);
-    for (int i = 1; i < 4; ++i) fn_[i] = dev.kernel(names_[i].c_str());
+    for (int i = 0; i < 3; ++i) fn_[i] = dev.kernel(names_[i].c_str());
 
     const bool swz = d.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
     const int64_t dcols = layout::scale_cols(d.head_dim);
@@ -176,11 +177,11 @@ class AttentionBwdSm90 final : public OpImpl {
     if (ws) {
       uint8_t* at = ws + ws_delta_;
       for (uint16_t** w : {&p.w_q, &p.w_do, &p.w_qt, &p.w_dot}) *w = reinterpret_cast<uint16_t*>(at), at += ws_q_;
-      if (!fused_)
-        for (uint16_t** w : {&p.w_k, &p.w_v, &p.w_kt}) *w = reinterpret_cast<uint16_t*>(at), at += ws_kv_;
       if (fused_) {
         p.dq_acc = reinterpret_cast<float*>(at);
         p.dq_cnt = reinterpret_cast<int32_t*>(at + ws_dqacc_);
+      } else {
+        for (uint16_t** w : {&p.w_k, &p.w_v, &p.w_kt}) *w = reinterpret_cast<uint16_t*>(at), at += ws_kv_;
       }
     }
     MXQ_REQUIRE(p.q && p.q_sc && p.k && p.k_sc && p.v && p.v_sc && p.dout && p.dout_sc && p.qt && p.qt_sc && p.kt &&
@@ -217,7 +218,7 @@ class AttentionBwdSm90 final : public OpImpl {
       g.y = static_cast<unsigned>(d_.batch * d_.heads_q);
       g.z = fused_ ? kAttnBwdPrepSlicesFused : kAttnBwdPrepSlices;
       blk.x = kAttnBwdPrepThreads;
-      dev_.launch(fn_[3], g, blk, 0, stream, params, names_[3].c_str());
+      dev_.launch(fn_[0], g, blk, 0, stream, params, names_[0].c_str());
     }
     // 2. dK, dV (fused: and dQ's contributions): one CTA per (128 kv rows, kv head, batch entry).
     {
@@ -266,8 +267,8 @@ class AttentionBwdSm90 final : public OpImpl {
   AttentionDesc d_;
   Device& dev_;
   bool fused_ = false;
-  std::string names_[4];
-  CUfunction fn_[4] = {};
+  std::string names_[3];
+  CUfunction fn_[3] = {};
   AttnBwdSm90Params base_{};
   int64_t ws_delta_ = 0, ws_q_ = 0, ws_kv_ = 0, ws_dqacc_ = 0, ws_dqcnt_ = 0;
 };
