@@ -206,6 +206,117 @@ __device__ __forceinline__ void load_row_tiles2(uint8_t* tile_a, uint8_t* tile_b
   }
 }
 
+// ---- FP8 S^T and dP^T (fused path, D = 128; docs/NUMERICS.md "Backward on FP8 tensor cores") --------
+// The flag of the call: raised by an operand block past the rescale's error bound (attn::f8_block_bad)
+// or by a NaN scale; the exact kernels behind the FP8 ones then redo the call.
+__device__ __forceinline__ bool f8_flag_up(const P& p) {
+  return *reinterpret_cast<volatile const uint32_t*>(p.f8_flag) != 0u;
+}
+__device__ __forceinline__ void f8_raise(const P& p) { *reinterpret_cast<volatile uint32_t*>(p.f8_flag) = 1u; }
+
+// Rows s0..s0+ROWS-1 of two tensors quantized along D (K and V, D = 128) -> E4M3 tiles of 128-byte rows
+// with the 128-byte swizzle (the K-major layout the FP8 wgmma descriptors read), each row's 32-blocks
+// rescaled within E4M3 to the row's largest scale, which goes to fa[r] / fb[r] (1 for a row without a
+// position or with zero scales). Unit u: 16 bytes (chunk u % 8) of row u / 8, so a row is 8
+// consecutive lanes (its maximum: three shuffles) and a 32-block lanes u, u ^ 1. Rows past the
+// sequence are zeros. A block past the bound or a NaN scale raises the flag.
+template <int ROWS, int D, int NT>
+__device__ __forceinline__ void load_row_tiles2_f8(uint8_t* tile_a, uint8_t* tile_b, float* fa, float* fb,
+                                                   const uint8_t* __restrict__ a, const uint8_t* __restrict__ a_sc,
+                                                   const uint8_t* __restrict__ b, const uint8_t* __restrict__ b_sc,
+                                                   const P& p, const Seq& sq, int64_t s0, int t) {
+  static_assert(D == 128, "FP8 path: rows of 128 bytes");
+  constexpr int kCPR = D / 16, kUnits = ROWS * kCPR;
+  static_assert(NT % 32 == 0 && kUnits % 32 == 0, "whole warps per round (shuffles)");
+  bool bad = false;
+#pragma unroll 1
+  for (int u0 = 0; u0 < kUnits; u0 += NT) {
+    const int u = u0 + t;
+    if (u >= kUnits) break;  // whole warps (above)
+    const int r = u / kCPR, c = u % kCPR;
+    const int64_t s = s0 + r;
+    uint4 ra = make_uint4(0u, 0u, 0u, 0u), rb = ra;
+    float sa = 0.0f, sb = 0.0f;
+    if (s < sq.len) {
+      const int64_t row = sq.row(s), so = d_scale_off(p, row, c / 2);
+      ra = __ldg(reinterpret_cast<const uint4*>(a + row * D + c * 16));
+      rb = __ldg(reinterpret_cast<const uint4*>(b + row * D + c * 16));
+      sa = dev::ue8m0_to_f32(__ldg(a_sc + so));
+      sb = dev::ue8m0_to_f32(__ldg(b_sc + so));
+    }
+    float ma = sa, mb = sb;
+#pragma unroll
+    for (int o = 1; o < 8; o *= 2) {
+      ma = fmaxf(ma, __shfl_xor_sync(0xFFFFFFFFu, ma, o));
+      mb = fmaxf(mb, __shfl_xor_sync(0xFFFFFFFFu, mb, o));
+    }
+    const uint4 oa = attn::e4m3x16_rescale(ra, attn::f8_factor(sa, attn::f8_rcp(ma)));
+    const uint4 ob = attn::e4m3x16_rescale(rb, attn::f8_factor(sb, attn::f8_rcp(mb)));
+    uint32_t ca = attn::f8_chunk_code(ra, oa), cb = attn::f8_chunk_code(rb, ob);
+    ca |= __shfl_xor_sync(0xFFFFFFFFu, ca, 1);  // the block's other half
+    cb |= __shfl_xor_sync(0xFFFFFFFFu, cb, 1);
+    bad |= attn::f8_block_bad(ca, sa < ma) || attn::f8_block_bad(cb, sb < mb) || sa != sa || sb != sb;
+    const uint32_t off = ptx::sw128_offset(static_cast<uint32_t>(r), static_cast<uint32_t>(c));
+    *reinterpret_cast<uint4*>(tile_a + off) = oa;
+    *reinterpret_cast<uint4*>(tile_b + off) = ob;
+    if (c == 0) {
+      fa[r] = ma > 0.0f ? ma : 1.0f;
+      fb[r] = mb > 0.0f ? mb : 1.0f;
+    }
+  }
+  if (bad) f8_raise(p);
+}
+
+// Rows s0..s0+63 of a q-side operand quantized along D (Q or dO, D = 128) -> E4M3 rows of 128 bytes
+// (w8: [B*Hq][S_pad][128], unswizzled: TMA swizzles on load), rescaled within E4M3 to the tile's
+// largest scale, which goes to f8f[tile] (1 for a tile without a position). Positions past the
+// sequence are zeros. A block past the bound or a NaN scale raises the flag.
+template <int D>
+__device__ __forceinline__ void f8_rows(const P& p, const uint8_t* __restrict__ data, const uint8_t* __restrict__ sc,
+                                        uint8_t* w8, float* f8f, const Seq& sq, int64_t bh, int64_t spad, int64_t s0) {
+  static_assert(D == 128, "FP8 path: rows of 128 bytes");
+  constexpr int kCPR = D / 16, kPer = kStep * kCPR / kAttnBwdPrepThreads;
+  static_assert(kPer * kAttnBwdPrepThreads == kStep * kCPR, "whole rounds");
+  __shared__ float red[kAttnBwdPrepThreads / 32];
+  const int t = static_cast<int>(threadIdx.x);
+  uint4 raw[kPer];
+  float sv[kPer];
+  float mx = 0.0f;
+  bool bad = false;
+#pragma unroll
+  for (int k = 0; k < kPer; ++k) {
+    const int u = t + kAttnBwdPrepThreads * k, r = u / kCPR, c = u % kCPR;
+    const int64_t s = s0 + r;
+    raw[k] = make_uint4(0u, 0u, 0u, 0u);
+    sv[k] = 0.0f;
+    if (s < sq.len) {
+      const int64_t row = sq.row(s);
+      raw[k] = __ldg(reinterpret_cast<const uint4*>(data + row * D + c * 16));
+      sv[k] = dev::ue8m0_to_f32(__ldg(sc + d_scale_off(p, row, c / 2)));
+    }
+    mx = fmaxf(mx, sv[k]);
+    bad |= sv[k] != sv[k];
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, o));
+  if ((t & 31) == 0) red[t >> 5] = mx;
+  __syncthreads();
+#pragma unroll
+  for (int w = 0; w < kAttnBwdPrepThreads / 32; ++w) mx = fmaxf(mx, red[w]);
+  const float rmx = attn::f8_rcp(mx);
+#pragma unroll
+  for (int k = 0; k < kPer; ++k) {
+    const int u = t + kAttnBwdPrepThreads * k, r = u / kCPR, c = u % kCPR;
+    const uint4 o = attn::e4m3x16_rescale(raw[k], attn::f8_factor(sv[k], rmx));
+    uint32_t code = attn::f8_chunk_code(raw[k], o);
+    code |= __shfl_xor_sync(0xFFFFFFFFu, code, 1);  // the block's other half
+    bad |= attn::f8_block_bad(code, sv[k] < mx);
+    *reinterpret_cast<uint4*>(w8 + (bh * spad + s0 + r) * D + c * 16) = o;
+  }
+  if (t == 0) f8f[bh * (spad / kStep) + s0 / kStep] = mx > 0.0f ? mx : 1.0f;
+  if (bad) f8_raise(p);
+}
+
 using attn::ex2;
 
 // int64 -> int32 for tile-local mask arithmetic (|bounds| far beyond a tile saturate harmlessly).
@@ -508,6 +619,26 @@ __device__ __forceinline__ void issue_product_over_d(float (&acc)[32], uint32_t 
   }
 }
 
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// wgmma m64n64k32 E4M3 x E4M3 -> fp32, both operands K-major in shared memory (128-byte swizzle).
+__device__ __forceinline__ void wgmma_e4m3_ss64(float (&d)[32], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 " MXQ_WGMMA_ACC32_REGS ", %32, %33, p, 1, 1;\n}\n"
+               : MXQ_WGMMA_ACC32_OPS(d)
+               : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+#endif
+// kF8: acc[64 x 64] = A' B'^T over D = 128 (FP8 wgmma, not committed): A' 64 rows of a 128-row E4M3
+// tile of 128-byte rows, B' a 64-row one; four k32 steps of 32 bytes.
+__device__ __forceinline__ void issue_product_f8(float (&acc)[32], uint32_t a_addr, uint32_t b_addr) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  ptx::undef_acc(acc);  // the first wgmma overwrites acc
+  const uint32_t a_lo = ptx::smem_desc_sw128_lo(a_addr), b_lo = ptx::smem_desc_sw128_lo(b_addr);
+#pragma unroll
+  for (int k = 0; k < 4; ++k) wgmma_e4m3_ss64(acc, desc(a_lo, k * 32), desc(b_lo, k * 32), k > 0);
+#endif
+}
+
 // ---- delta = rowsum(dO * O), fp32, into the workspace: rows s0..s0+63 of q-side entry bh ---------
 // (a slice of the prep kernel's grid). D/8 threads per row, 8 bf16 of O and dO each.
 template <int D>
@@ -547,23 +678,30 @@ __device__ __forceinline__ void delta_rows(const P& p, int64_t bh, int64_t s0) {
 // written as zeros.
 enum PrepSlice { kPrepQ, kPrepDO, kPrepK, kPrepV, kPrepQt, kPrepDOt, kPrepKt, kPrepZeroDq, kPrepDelta };
 
-template <int D>
-__device__ __forceinline__ void prep_body(const P& p) {
+template <int D, bool kF8 = false>
+__device__ __forceinline__ void prep_block(const P& p, uint32_t bx, uint32_t by, uint32_t bz) {
   __shared__ alignas(1024) uint8_t tile[D * 128];
   // Two-kernel path: z = 0..6 the operands, 7 delta. The fused path (dq_acc set) leaves K, V and
-  // K_col to the dK/dV kernel: z = 0..5 are Q, dO, Q_col, dO_col, the zeroing, delta.
-  const int z = static_cast<int>(blockIdx.z);
-  static_assert(kPrepQt == 4 && kPrepZeroDq == 7 && kPrepDelta == 8 && kAttnBwdPrepSlicesFused == 6, "slice maps");
-  const int op = p.dq_acc ? (z < 2 ? z : z < 4 ? z + 2 : z + 3) : (z == 7 ? kPrepDelta : z);
+  // K_col to the dK/dV kernel: z = 0..5 are Q, dO, Q_col, dO_col, the zeroing, delta; kF8: Q and dO
+  // as E4M3 rescaled per tile (f8_rows). The exact fallback behind the FP8 kernels (f8_mode 2) does
+  // nothing unless their flag is up, and then z = 0..2: Q, dO to bf16 and the dQ accumulator and
+  // its counters reset (the other slices' results are the FP8 run's, unchanged).
+  const int z = static_cast<int>(bz);
+  static_assert(kPrepQt == 4 && kPrepZeroDq == 7 && kPrepDelta == 8 && kAttnBwdPrepSlicesFused == 6 &&
+                    kAttnBwdPrepSlicesFallback == 3,
+                "slice maps");
+  const int op = p.f8_mode == 2 ? (z < 2 ? z : kPrepZeroDq)
+                 : p.dq_acc    ? (z < 2 ? z : z < 4 ? z + 2 : z + 3)
+                               : (z == 7 ? kPrepDelta : z);
   if (op == kPrepDelta) {
-    const int64_t bh = blockIdx.y, s0 = static_cast<int64_t>(blockIdx.x) * kStep;
+    const int64_t bh = by, s0 = static_cast<int64_t>(bx) * kStep;
     if (bh < p.batch * p.heads_q) delta_rows<D>(p, bh, s0);
     return;
   }
   if (op == kPrepZeroDq) {
-    // Fused-dQ path: zero the fp32 dQ accumulator tiles of q step s0/64 of (b, q head) blockIdx.y
+    // Fused-dQ path: zero the fp32 dQ accumulator tiles of q step s0/64 of (b, q head) by
     // (64 x D values, contiguous in the accumulator's layout).
-    const int64_t bh = blockIdx.y, s0 = static_cast<int64_t>(blockIdx.x) * kStep;
+    const int64_t bh = by, s0 = static_cast<int64_t>(bx) * kStep;
     if (bh >= p.batch * p.heads_q || s0 >= p.sq_pad) return;
     float4* dst = reinterpret_cast<float4*>(p.dq_acc + (bh * p.sq_pad + s0) * D);
     for (int u = threadIdx.x; u < kStep * D / 4; u += kAttnBwdPrepThreads) dst[u] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
@@ -573,9 +711,9 @@ __device__ __forceinline__ void prep_body(const P& p) {
   }
   const bool q_side = op == kPrepQ || op == kPrepDO || op == kPrepQt || op == kPrepDOt;
   const int64_t H = q_side ? p.heads_q : p.heads_kv;
-  const int64_t bh = blockIdx.y;
+  const int64_t bh = by;
   const int64_t spad = q_side ? p.sq_pad : p.skv_pad;
-  const int64_t s0 = static_cast<int64_t>(blockIdx.x) * kStep;
+  const int64_t s0 = static_cast<int64_t>(bx) * kStep;
   if (bh >= p.batch * H || s0 >= spad) return;
   const int64_t b = bh / H, h = bh % H;
   const Seq sq = seq_of(p, q_side, b, h);
@@ -591,7 +729,10 @@ __device__ __forceinline__ void prep_body(const P& p) {
     case kPrepDOt: data = p.doutt, sc = p.doutt_sc, out = p.w_dot; break;
     default: data = p.kt, sc = p.kt_sc, out = p.w_kt; break;
   }
-  if (op <= kPrepV) {
+  if (kF8 && op <= kPrepDO) {
+    if constexpr (kF8)
+      f8_rows<D>(p, data, sc, reinterpret_cast<uint8_t*>(out), op == kPrepQ ? p.f8_qf : p.f8_dof, sq, bh, spad, s0);
+  } else if (op <= kPrepV) {
     // [S_pad][D] rows: 8 elements per unit, 16-byte coalesced stores.
     constexpr int kUnitsPerRow = D / 8;
     for (int u = threadIdx.x; u < kStep * kUnitsPerRow; u += kAttnBwdPrepThreads) {
@@ -619,29 +760,54 @@ __device__ __forceinline__ void prep_body(const P& p) {
   }
 }
 
+// The prep grid's blocks; behind the FP8 kernels (f8_mode 2, z = kAttnBwdPrepSlicesFallback slices)
+// a grid of a few blocks per SM that does nothing unless the flag is up, and then walks the blocks
+// (its slices have no block-wide barriers): a full grid of blocks that return at once took ~30 us.
+template <int D, bool kF8 = false>
+__device__ __forceinline__ void prep_body(const P& p) {
+  if (kF8 || p.f8_mode != 2) {
+    prep_block<D, kF8>(p, blockIdx.x, blockIdx.y, blockIdx.z);
+    return;
+  }
+  if (!f8_flag_up(p)) return;  // final by then
+  const uint32_t gx = static_cast<uint32_t>(p.sq_pad / kStep), gy = static_cast<uint32_t>(p.batch * p.heads_q);
+  for (uint32_t v = blockIdx.x; v < gx * gy * kAttnBwdPrepSlicesFallback; v += gridDim.x)
+    prep_block<D, false>(p, v % gx, (v / gx) % gy, v / (gx * gy));
+}
+
 // ---- fused-dQ post pass: the fp32 dQ workspace -> bf16 dQ in the output layout ----------------
 // The workspace holds, per (b, q head), 64-row q step and 64-column panel of D, one 64 x 64 fp32
 // tile in the accumulator's fragment order (what the dK/dV kernel's bulk reductions add): float4
 // unit u = (w * 8 + j) * 32 + l holds rows 16w + l/4 and 16w + l/4 + 8, columns 8j + 2(l%4) + 0/1.
 template <int D>
-__device__ __forceinline__ void dq_post_body(const P& p) {
+__device__ __forceinline__ void dq_post_tile(const P& p, uint32_t bx, uint32_t by, uint32_t bz) {
   constexpr int kPanels = D / 64;
-  const int64_t b = blockIdx.z, h = blockIdx.y;
-  const int64_t qs = blockIdx.x / kPanels, panel = blockIdx.x % kPanels;
+  const int64_t b = bz, h = by;
+  const int64_t qs = bx / kPanels, panel = bx % kPanels;
   const Seq sq = seq_of(p, true, b, h);
   if (qs * kStep >= sq.len) return;
   // A programmatic dependent of the dK/dV kernel: it starts once every CTA of that kernel has started
   // (so none waits for an SM this one holds) and converts each tile as soon as its counter reaches 0.
   const int64_t tile = (b * p.heads_q + h) * (p.sq_pad / kStep) + qs;
+  // Behind an FP8 kernel (f8_mode 1): a raised flag ends the wait (CTAs that saw it did not add; the
+  // exact kernels redo the call).
+  __shared__ int abandon;
   // (The wait is bounded, ~16 s: a miscount would show as wrong dQ in the tests rather than a hang.)
   if (threadIdx.x == 0) {
     uint32_t ns = 256;
+    bool up = false;
     for (uint32_t polls = 0; ld_acquire_gpu(p.dq_cnt + tile) != 0 && polls < (1u << 22); ++polls) {
+      if (p.f8_mode == 1 && f8_flag_up(p)) {
+        up = true;
+        break;
+      }
       __nanosleep(ns);
       ns = ns < 4096 ? 2 * ns : ns;
     }
+    abandon = up;
   }
   __syncthreads();
+  if (abandon) return;
   const float4* src = reinterpret_cast<const float4*>(p.dq_acc) + (tile * kPanels + panel) * 1024;
 #pragma unroll
   for (int k = 0; k < 1024 / kAttnBwdPostThreads; ++k) {
@@ -654,6 +820,23 @@ __device__ __forceinline__ void dq_post_body(const P& p) {
       *reinterpret_cast<uint32_t*>(p.dq + (sq.base + r * sq.step) * D + col) = dev::f32x2_to_bf16x2(v.x, v.y);
     if (r + 8 < sq.len)
       *reinterpret_cast<uint32_t*>(p.dq + (sq.base + (r + 8) * sq.step) * D + col) = dev::f32x2_to_bf16x2(v.z, v.w);
+  }
+}
+// The post pass's blocks; behind the FP8 kernels (f8_mode 2, launched after the exact dK/dV kernel,
+// not as its dependent) a grid of a few blocks per SM that does nothing unless the flag is up, and
+// then walks the tiles (a full grid of blocks that return at once took ~20 us).
+template <int D>
+__device__ __forceinline__ void dq_post_body(const P& p) {
+  if (p.f8_mode != 2) {
+    dq_post_tile<D>(p, blockIdx.x, blockIdx.y, blockIdx.z);
+    return;
+  }
+  if (!f8_flag_up(p)) return;  // final by then
+  const uint32_t gx = static_cast<uint32_t>((p.seqlen_q + kStep - 1) / kStep * (D / 64));
+  const uint32_t gy = static_cast<uint32_t>(p.heads_q), n = gx * gy * static_cast<uint32_t>(p.batch);
+  for (uint32_t v = blockIdx.x; v < n; v += gridDim.x) {
+    dq_post_tile<D>(p, v % gx, (v / gx) % gy, v / (gx * gy));
+    __syncthreads();  // `abandon` is written again by the next tile
   }
 }
 
@@ -675,11 +858,26 @@ __device__ __forceinline__ void dq_post_body(const P& p) {
 // its own dS^T tile per stage.
 // kRegKs: S^T's and dP^T's first kRegKs k steps take the resident K and V rows from registers (A
 // fragments read once from the tiles), the rest from shared memory.
-template <int D, bool kFused, int kRegKs = 0>
+// kF8 (fused, D = 128): S^T = K' Q'^T and dP^T = V' dO'^T on FP8 wgmma (m64n64k32): K', V' rescaled
+// within E4M3 per kv row here (load_row_tiles2_f8), Q', dO' per 64-query tile by the prep; the row
+// factors and the tile's fold into P's exponent argument and into dP - delta (front). The rest of
+// the step is the exact kernel's. Does nothing once the call's flag is up (the prep raised it, or
+// another CTA's K or V rows did): the exact kernels behind redo the call.
+template <int D, bool kFused, int kRegKs = 0, bool kF8 = false>
 __device__ __forceinline__ void dkv_body(const P& p) {
   // Fused: the post pass (a programmatic dependent) may launch once every CTA has started; it waits
   // on the tile counters, not on this grid's completion.
   if constexpr (kFused) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  static_assert(!kF8 || (kFused && D == 128 && kRegKs == 0), "FP8 S^T, dP^T: the fused D = 128 kernel");
+  if constexpr (kF8) {
+    // Another CTA may raise the flag meanwhile: one read, shared, so that the CTA returns as a whole.
+    __shared__ uint32_t up;
+    if (threadIdx.x == 0) up = f8_flag_up(p);
+    __syncthreads();
+    if (up) return;
+  } else if (p.f8_mode == 2 && !f8_flag_up(p)) {  // the flag is final by then
+    return;
+  }
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = ptx::smem_align1024(smem_raw);
   constexpr int kRowTile = kRows * D * 2, kStepTile = kStep * D * 2;
@@ -734,11 +932,17 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   const int64_t n_iters = per_head * p.group;
   const int64_t bhk = b * p.heads_kv + hk;
 
+  // kF8: K' and V' take the first 16 KiB of their tiles, their row factors the next 512 bytes.
+  [[maybe_unused]] float* fk = reinterpret_cast<float*>(k_tile + kRows * D);
+  [[maybe_unused]] float* fv = reinterpret_cast<float*>(v_tile + kRows * D);
   if constexpr (kFused) {
     // Resident K, V and K_col^T (two 64-position panels) dequantized here from the FP8 inputs, all
     // 384 threads (the prep kernel converts only the q side on this path): about 1/40 of a step's
     // loads, against 3 of the prep's 7 operands (docs/PERFORMANCE.md, twenty-first session).
-    load_row_tiles2<kRows, D, kThreads>(k_tile, v_tile, p.k, p.k_sc, p.v, p.v_sc, p, kvs, j0, tid);
+    if constexpr (kF8)
+      load_row_tiles2_f8<kRows, D, kThreads>(k_tile, v_tile, fk, fv, p.k, p.k_sc, p.v, p.v_sc, p, kvs, j0, tid);
+    else
+      load_row_tiles2<kRows, D, kThreads>(k_tile, v_tile, p.k, p.k_sc, p.v, p.v_sc, p, kvs, j0, tid);
     const int pn = tid / D;
     if (pn < 2)
       load_col_tile<D>(kc_tile + pn * (D * 128), p.kt, p.kt_sc, bhk * p.kv_s_entry, p.kv_s_scale_ld, p.swizzled != 0,
@@ -832,11 +1036,17 @@ __device__ __forceinline__ void dkv_body(const P& p) {
         const int st = it & 1;
         const uint32_t fb = bar_s + 8 * st, stg = stage_s + st * 4 * kStepTile;
         ptx::mbar_wait(fb + 8 * kStages, static_cast<uint32_t>((it >> 1) & 1) ^ 1u);  // empty[st]
-        ptx::mbar_arrive_expect_tx(fb, 4 * kStepTile);
+        if constexpr (kF8) {  // Q', dO': one box of 64 rows x 128 bytes each (E4M3)
+          ptx::mbar_arrive_expect_tx(fb, 2 * kStepTile + 2 * kStep * D);
+          ptx::tma_load_2d(stg, p.tmap_q, 0, qrow, fb);
+          ptx::tma_load_2d(stg + kStepTile, p.tmap_do, 0, qrow, fb);
+        } else {
+          ptx::mbar_arrive_expect_tx(fb, 4 * kStepTile);
 #pragma unroll
-        for (int pn = 0; pn < D / 64; ++pn) {
-          ptx::tma_load_2d(stg + pn * (kStep * 128), p.tmap_q, 64 * pn, qrow, fb);
-          ptx::tma_load_2d(stg + kStepTile + pn * (kStep * 128), p.tmap_do, 64 * pn, qrow, fb);
+          for (int pn = 0; pn < D / 64; ++pn) {
+            ptx::tma_load_2d(stg + pn * (kStep * 128), p.tmap_q, 64 * pn, qrow, fb);
+            ptx::tma_load_2d(stg + kStepTile + pn * (kStep * 128), p.tmap_do, 64 * pn, qrow, fb);
+          }
         }
         ptx::tma_load_2d(stg + 2 * kStepTile, p.tmap_qt, i0, drow, fb);
         ptx::tma_load_2d(stg + 3 * kStepTile, p.tmap_dot, i0, drow, fb);
@@ -858,6 +1068,10 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   const int lim_k = clamp32(lk - jw);
   const bool causal = p.mask != MXQ_ATTN_MASK_NONE;
   const float scale_log2 = p.scale_log2;
+  // kF8: the row factors of the thread's two kv rows, read from shared memory at each step (four
+  // registers held across the loop made ptxas spill).
+  [[maybe_unused]] const float* fk_a = fk + wg * 64 + r0;
+  [[maybe_unused]] const float* fv_a = fv + wg * 64 + r0;
   float dk[D / 2], dv[D / 2];
 #pragma unroll
   for (int i = 0; i < D / 2; ++i) dk[i] = dv[i] = 0.0f;
@@ -893,12 +1107,14 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   auto issue_s = [&](int64_t it) {
     ptx::mbar_wait(&full[it & 1], static_cast<uint32_t>((it >> 1) & 1));
     ptx::wgmma_fence();
-    issue_product_over_d<D, kRegKs>(s, k_addr, stage_addr(it), kf);
+    if constexpr (kF8) issue_product_f8(s, k_addr, stage_addr(it));
+    else issue_product_over_d<D, kRegKs>(s, k_addr, stage_addr(it), kf);
     ptx::wgmma_commit();
   };
   auto issue_dp = [&](int64_t it) {
     ptx::wgmma_fence();
-    issue_product_over_d<D, kRegKs>(dp, v_addr, stage_addr(it) + kStepTile, vf);
+    if constexpr (kF8) issue_product_f8(dp, v_addr, stage_addr(it) + kStepTile);
+    else issue_product_over_d<D, kRegKs>(dp, v_addr, stage_addr(it) + kStepTile, vf);
     ptx::wgmma_commit();
   };
   // With S^T and dP^T of step it issued: P^T, dS^T (fp32, in dp) and Pq (bf16 fragments, in pa).
@@ -909,6 +1125,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   // come from its warp by shuffles. LSE is kept unscaled until used.
   struct Ld {
     float lse_lo, lse_hi, dlt_lo, dlt_hi;
+    float fq, fdo;  // kF8: the factors of the step's Q' and dO' tiles
   };
   // A step's position, advanced incrementally (a division per step cost ~40 instructions per warp):
   // its first query row i0 and its (batch, q head) bh; step it is q block qb_first + it % per_head
@@ -934,6 +1151,12 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     r.lse_hi = l + 32 < nq ? __ldg(lse_g + l + 32) : 0.0f;
     r.dlt_lo = l < nq ? __ldg(dlt_g + l) : 0.0f;
     r.dlt_hi = l + 32 < nq ? __ldg(dlt_g + l + 32) : 0.0f;
+    r.fq = r.fdo = 1.0f;
+    if constexpr (kF8) {
+      const int64_t tile = bh * (p.sq_pad / kStep) + i0 / kStep;
+      r.fq = __ldg(p.f8_qf + tile);
+      r.fdo = __ldg(p.f8_dof + tile);
+    }
     return r;
   };
   // dV += Pq^T dO_col of step it (not waited for).
@@ -949,6 +1172,12 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     const float lse_lo = fmaf(ld.lse_lo, kLog2e, -p.log2_p_scale);  // P * p_scale from the exponential
     const float lse_hi = fmaf(ld.lse_hi, kLog2e, -p.log2_p_scale);
     const float dlt_lo = ld.dlt_lo, dlt_hi = ld.dlt_hi;
+    // kF8: S^T = S'^T * fK(row) * fQ(tile) and dP^T = dP'^T * fV(row) * fdO(tile), powers of two.
+    // (The softmax scale times fQ is one power-of-two multiple of it: exact.)
+    const float cq = kF8 ? scale_log2 * ld.fq : scale_log2;
+    const float c_a = kF8 ? cq * fk_a[0] : scale_log2, c_b = kF8 ? cq * fk_a[8] : scale_log2;
+    [[maybe_unused]] float g_a = 0.0f, g_b = 0.0f;
+    if constexpr (kF8) g_a = ld.fdo * fv_a[0], g_b = ld.fdo * fv_a[8];
     // Tile-local mask: entry (row r, column c) is visible iff c < lim_q, r < lim_k and (no mask or r <= c + lim_c).
     const bool full = i0 + kStep <= lq && jw + 64 <= lk && (!causal || jw + 63 <= i0 + off);
     const int lim_q = clamp32(lq - i0), lim_c = clamp32(i0 + off - jw);
@@ -969,7 +1198,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
           const int idx = 4 * jj + 2 * half + e;
-          const float x = fmaf(s[idx], scale_log2, -lse_l2);
+          const float x = fmaf(s[idx], half ? c_b : c_a, -lse_l2);
           s[idx] = kFtzP ? attn::ex2_ftz(x) : ex2(x);
         }
       }
@@ -989,7 +1218,8 @@ __device__ __forceinline__ void dkv_body(const P& p) {
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
           const int idx = 4 * jj + 2 * half + e;
-          dp[idx] = __fmul_rn(s[idx], __fsub_rn(dp[idx], delta));
+          if constexpr (kF8) dp[idx] = __fmul_rn(s[idx], __fmaf_rn(dp[idx], half ? g_b : g_a, -delta));
+          else dp[idx] = __fmul_rn(s[idx], __fsub_rn(dp[idx], delta));
         }
       }
     }
@@ -1392,10 +1622,10 @@ __device__ __forceinline__ void dq_body(const P& p, int64_t qblock) {
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
-template <int D, bool kFused, int kRegKs = 0>
+template <int D, bool kFused, int kRegKs = 0, bool kF8 = false>
 __device__ __forceinline__ void dkv_entry(const P& p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  dkv_body<D, kFused, kRegKs>(p);
+  dkv_body<D, kFused, kRegKs, kF8>(p);
 #else
   // Generic PTX build (compute_90 without 'a'): no wgmma; the launcher never selects this kernel
   // on such a device, and a stray launch fails loudly rather than silently.
@@ -1438,6 +1668,16 @@ __device__ __forceinline__ void dq_entry(const P& p) {
       mxq_attn_bwd_sm90_dq_d##D(const __grid_constant__ mxq::AttnBwdSm90Params p) {                                \
     mxq::sm90attn::dq_entry<D>(p);                                                                                 \
   }
+
+// The FP8 S^T / dP^T kernels of the fused path at D = 128 (and their prep): docs/NUMERICS.md.
+extern "C" __global__ void __launch_bounds__(mxq::kAttnBwdPrepThreads)
+    mxq_attn_bwd_sm90_prep8_d128(const __grid_constant__ mxq::AttnBwdSm90Params p) {
+  mxq::sm90attn::prep_body<128, true>(p);
+}
+extern "C" __global__ void __launch_bounds__(mxq::kAttnBwdThreads, 1)
+    mxq_attn_bwd_sm90_dkvq8_d128(const __grid_constant__ mxq::AttnBwdSm90Params p) {
+  mxq::sm90attn::dkv_entry<128, true, 0, true>(p);
+}
 
 // The two-kernel path's dK/dV kernel at D = 64 takes K and V from registers for S^T and dP^T (+7%
 // measured); the fused kernel measured 1.5% slower with them (PERFORMANCE.md, sixteenth session),

@@ -57,6 +57,16 @@ struct alignas(64) AttnBwdSm90Params {
   int32_t* dq_cnt;            // fused-dQ path: per (b, q head, 64-row q step) tile, minus the number of kv
                               // CTAs adding to it (prep); each adds 1 once its reduction is complete, and
                               // the post pass converts the tile at 0 (docs/ARCHITECTURE.md)
+  // FP8 S^T and dP^T (fused path, D = 128, docs/NUMERICS.md "Backward on FP8 tensor cores"): the
+  // prep writes Q' and dO' (E4M3, rescaled to one power-of-two factor per 64-row q tile, rows of 128
+  // bytes in w_q / w_do) and those factors (f8_qf, f8_dof: [B*Hq][Sq_pad/64]); the dK/dV kernel
+  // rescales its K and V rows itself. A block past the rescale's error bound raises f8_flag, and the
+  // exact kernels behind redo the call.
+  float* f8_qf;
+  float* f8_dof;
+  uint32_t* f8_flag;
+  int32_t f8_mode;            // 0: exact kernels only; 1: the FP8 kernels (nothing to do once the flag
+                              // is up); 2: the exact kernels behind them (nothing to do unless it is up)
   uint16_t* dk;               // bf16, K's layout
   uint16_t* dv;               // bf16, V's layout
   const int32_t* cu_q;        // varlen: [B + 1] sequence starts (device), else null
@@ -97,6 +107,8 @@ constexpr int kAttnBwdPrepThreads = 256;
 // itself): Q, dO along D, Q, dO along S, the dQ accumulator's zeroing, delta.
 constexpr int kAttnBwdPrepSlices = 8;
 constexpr int kAttnBwdPrepSlicesFused = 6;
+// The exact fallback behind the FP8 kernels: Q, dO to bf16 and the dQ accumulator reset.
+constexpr int kAttnBwdPrepSlicesFallback = 3;
 constexpr int kAttnBwdPostThreads = 256;
 constexpr int kAttnBwdDsTile = kAttnBwdRowsPerCta * kAttnBwdStepRows * 2;  // dS^T tile, bf16 [128 kv][64 q]
 constexpr int kAttnBwdDqTileBytes = 64 * 64 * 4;  // fused dQ: a warpgroup's fp32 64 x 64 tile per step

@@ -85,5 +85,48 @@ __device__ __forceinline__ float ex2_ftz(float x) {
   return y;
 }
 
+// The FP8 paths (forward kF8, backward kF8): 16 E4M3 values times f = 2^-k (k >= 0: a block's scale over its row's,
+// tile's or column's largest) rounded back to E4M3 (RNE, satfinite): through f16, where the product
+// is exact for k <= 15 (E4M3's smallest step 2^-9 times 2^-15 is f16's smallest), so one rounding;
+// NaN stays NaN. f = 0 (a row past a sequence's end, whose scales read as 0) gives zeros.
+__device__ __forceinline__ uint32_t e4m3x4_rescale(uint32_t w, uint32_t f2) {
+  uint32_t lo, hi;
+  asm("{\n.reg .b16 a, b;\nmov.b32 {a, b}, %2;\n"
+      "cvt.rn.f16x2.e4m3x2 %0, a;\ncvt.rn.f16x2.e4m3x2 %1, b;\n}\n"
+      : "=r"(lo), "=r"(hi) : "r"(w));
+  asm("mul.rn.f16x2 %0, %0, %1;" : "+r"(lo) : "r"(f2));
+  asm("mul.rn.f16x2 %0, %0, %1;" : "+r"(hi) : "r"(f2));
+  uint32_t out;
+  asm("{\n.reg .b16 a, b;\ncvt.rn.satfinite.e4m3x2.f16x2 a, %1;\ncvt.rn.satfinite.e4m3x2.f16x2 b, %2;\n"
+      "mov.b32 %0, {a, b};\n}\n"
+      : "=r"(out) : "r"(lo), "r"(hi));
+  return out;
+}
+__device__ __forceinline__ uint4 e4m3x16_rescale(const uint4& raw, float f) {
+  uint32_t f2;
+  asm("{\n.reg .b16 h;\ncvt.rn.f16.f32 h, %1;\nmov.b32 %0, {h, h};\n}\n" : "=r"(f2) : "f"(f));
+  return make_uint4(e4m3x4_rescale(raw.x, f2), e4m3x4_rescale(raw.y, f2), e4m3x4_rescale(raw.z, f2),
+                    e4m3x4_rescale(raw.w, f2));
+}
+// The factor of a block with scale sc in a row whose largest scale is mx (both powers of two or 0):
+// sc times r = f8_rcp(mx), which is exact (1 / 2^k is a float for every UE8M0 scale), so the product
+// is the quotient sc / mx rounded once, as a division would give it; r = 0 for mx = 0 or NaN.
+__device__ __forceinline__ float f8_rcp(float mx) { return mx > 0.0f ? __frcp_rn(mx) : 0.0f; }
+__device__ __forceinline__ float f8_factor(float sc, float r) { return sc * r; }
+// The rescale's error bound (docs/NUMERICS.md), per 16 rescaled values: bit 0 set when one of them
+// is at least 4 in magnitude (E4M3 code 0x48 or above: byte + 0x38 carries into bit 7), bit 1 when a
+// raw value is nonzero. A 32-block (two such chunks, their codes ORed) that was shifted (factor < 1)
+// is accepted when it is all zeros or its largest magnitude after the shift is at least 4, so the
+// rounding of the values shifted below E4M3's normal range (at most 2^-10) stays within 2^-12 of the
+// block's largest value; else the call's flag goes up and the exact kernel redoes the call. A
+// quantizer's block (largest magnitude >= 256) passes for shifts up to 2^-6.
+__device__ __forceinline__ uint32_t f8_chunk_code(const uint4& raw, const uint4& o) {
+  constexpr uint32_t kM = 0x7F7F7F7Fu, kA = 0x38383838u;
+  const uint32_t nz = (raw.x | raw.y | raw.z | raw.w) & kM;
+  const uint32_t big = ((o.x & kM) + kA) | ((o.y & kM) + kA) | ((o.z & kM) + kA) | ((o.w & kM) + kA);
+  return ((big & 0x80808080u) != 0u ? 1u : 0u) | (nz != 0u ? 2u : 0u);
+}
+__device__ __forceinline__ bool f8_block_bad(uint32_t code, bool shifted) { return shifted && code == 2u; }
+
 }  // namespace attn
 }  // namespace mxq

@@ -12,6 +12,10 @@
 // fallback; the fused one (dQ's contribution computed by the dK/dV kernel and reduced with fp32
 // atomics: 5 matmuls, dQ's bits depend on the order of the reductions) is the default otherwise.
 // MXQ_ATTN_BWD_FUSED_DQ=0/1 forces either for non-deterministic plans (docs/ENVIRONMENT.md).
+// The fused path at D = 128 runs S^T and dP^T on FP8 wgmma over operands rescaled within E4M3
+// (docs/NUMERICS.md, "Backward on FP8 tensor cores"), with the exact fused kernels behind as the
+// fallback for inputs past the rescale's error bound; MXQ_ATTN_BWD_F8=0: the exact kernels only,
+// 2: the FP8 kernels without that fallback (tests).
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -63,11 +67,21 @@ class AttentionBwdSm90 final : public OpImpl {
  public:
   AttentionBwdSm90(const AttentionDesc& d, Device& dev) : d_(d), dev_(dev), fused_(use_fused_dq(d, dev.info())) {
     const int dim = static_cast<int>(d.head_dim);
-    // [0] prep (+ delta), [1] dK/dV (fused: + dQ), [2] dQ (fused: the post pass).
-    names_[0] = fmt::format("mxq_attn_bwd_sm90_prep_d{}", dim);
-    names_[1] = fmt::format("mxq_attn_bwd_sm90_{}_d{}", fused_ ? "dkvq" : "dkv", dim);
+    if (fused_ && dim == 128) {
+      const char* f8 = std::getenv("MXQ_ATTN_BWD_F8");
+      const char m = f8 && f8[0] ? f8[0] : '1';
+      f8_ = m != '0';
+      f8_fallback_ = f8_ && m != '2';
+    }
+    // [0] prep (+ delta), [1] dK/dV (fused: + dQ), [2] dQ (fused: the post pass); FP8: the prep and
+    // dK/dV kernels of the FP8 products, and [3], [4] the exact ones behind them.
+    const char* f8s = f8_ ? "8" : "";
+    names_[0] = fmt::format("mxq_attn_bwd_sm90_prep{}_d{}", f8s, dim);
+    names_[1] = fmt::format("mxq_attn_bwd_sm90_{}{}_d{}", fused_ ? "dkvq" : "dkv", f8s, dim);
     names_[2] = fmt::format("mxq_attn_bwd_sm90_{}_d{}", fused_ ? "dqpost" : "dq", dim);
-    for (int i = 0; i < 3; ++i) fn_[i] = dev.kernel(names_[i].c_str());
+    names_[3] = fmt::format("mxq_attn_bwd_sm90_prep_d{}", dim);
+    names_[4] = fmt::format("mxq_attn_bwd_sm90_dkvq_d{}", dim);
+    for (int i = 0; i < (f8_fallback_ ? 5 : 3); ++i) fn_[i] = dev.kernel(names_[i].c_str());
 
     const bool swz = d.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
     const int64_t dcols = layout::scale_cols(d.head_dim);
@@ -112,10 +126,19 @@ class AttentionBwdSm90 final : public OpImpl {
     ws_kv_ = fused_ ? 0 : d.batch * d.heads_kv * base_.skv_pad * d.head_dim * 2;
     ws_dqacc_ = fused_ ? d.batch * d.heads_q * base_.sq_pad * d.head_dim * 4 : 0;
     ws_dqcnt_ = fused_ ? layout::round_up(d.batch * d.heads_q * (base_.sq_pad / kAttnBwdStepRows) * 4, 256) : 0;
+    // FP8: the factors of the Q' and dO' tiles (one float per 64-row q tile each), then the flag.
+    // Q' and dO' themselves take the first half of the bf16 Q and dO copies' space.
+    ws_f8tiles_ = f8_ ? layout::round_up(d.batch * d.heads_q * (base_.sq_pad / kAttnBwdStepRows) * 4, 256) : 0;
+    ws_f8_ = f8_ ? 2 * ws_f8tiles_ + 256 : 0;
   }
 
   std::string name() const override { return names_[1]; }
   std::string reason() const override {
+    if (f8_)
+      return "sm_90a: S^T and dP^T on FP8 wgmma over operands rescaled within E4M3 (one power-of-two factor per kv "
+             "row and 64-query tile; the exact kernels redo the call for inputs past the rescale's error bound), the "
+             "other products on bf16 wgmma over exactly dequantized operands, dQ fused into the dK/dV kernel (fp32 "
+             "atomics into the workspace; not deterministic)";
     return fused_ ? "sm_90a: FP8 operands dequantized exactly to bf16 once (workspace), bf16 wgmma, dQ fused "
                     "into the dK/dV kernel (fp32 atomics into the workspace, 5 matmuls; not deterministic)"
                   : "sm_90a: FP8 operands dequantized exactly to bf16 once (workspace), bf16 wgmma, deterministic "
@@ -123,7 +146,7 @@ class AttentionBwdSm90 final : public OpImpl {
   }
 
   size_t workspace_bytes() const override {
-    return static_cast<size_t>(ws_delta_ + 4 * ws_q_ + 3 * ws_kv_ + ws_dqacc_ + ws_dqcnt_);
+    return static_cast<size_t>(ws_delta_ + 4 * ws_q_ + 3 * ws_kv_ + ws_dqacc_ + ws_dqcnt_ + ws_f8_);
   }
 
   size_t required_alignment(mxqArgSlot_t slot) const override {
@@ -180,6 +203,13 @@ class AttentionBwdSm90 final : public OpImpl {
       if (fused_) {
         p.dq_acc = reinterpret_cast<float*>(at);
         p.dq_cnt = reinterpret_cast<int32_t*>(at + ws_dqacc_);
+        if (f8_) {
+          uint8_t* f8 = at + ws_dqacc_ + ws_dqcnt_;
+          p.f8_qf = reinterpret_cast<float*>(f8);
+          p.f8_dof = reinterpret_cast<float*>(f8 + ws_f8tiles_);
+          p.f8_flag = reinterpret_cast<uint32_t*>(f8 + 2 * ws_f8tiles_);
+          p.f8_mode = 1;
+        }
       } else {
         for (uint16_t** w : {&p.w_k, &p.w_v, &p.w_kt}) *w = reinterpret_cast<uint16_t*>(at), at += ws_kv_;
       }
@@ -193,7 +223,9 @@ class AttentionBwdSm90 final : public OpImpl {
                 "attention backward: CU_SEQLENS_Q and CU_SEQLENS_KV are required with VARLEN");
     MXQ_REQUIRE(p.delta, MXQ_STATUS_BAD_PARAM_WORKSPACE, "attention backward: the workspace ({} bytes) is required",
                 workspace_bytes());
-    // TMA descriptors of the bf16 operands the main loops stream (they hold workspace addresses).
+    // TMA descriptors of the operands the main loops stream (they hold workspace addresses); FP8:
+    // Q' and dO' as E4M3 rows of 128 bytes, one 64-row box each, and the exact kernels' bf16 Q and dO.
+    AttnBwdSm90Params pe{};
     {
       const int64_t rq = d_.batch * d_.heads_q, rkv = d_.batch * d_.heads_kv;
       encode(p.w_q, d_.head_dim, rq * base_.sq_pad, kAttnBwdStepRows, p.tmap_q, "Q");
@@ -205,10 +237,20 @@ class AttentionBwdSm90 final : public OpImpl {
         encode(p.w_v, d_.head_dim, rkv * base_.skv_pad, kAttnBwdStepRows, p.tmap_v, "V");
         encode(p.w_kt, base_.skv_pad, rkv * d_.head_dim, d_.head_dim, p.tmap_kt, "K_col^T");
       }
+      if (f8_) {
+        pe = p;
+        pe.f8_mode = 2;
+        encode_tma_2d(p.tmap_q, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, p.w_q, d_.head_dim, rq * base_.sq_pad, 128,
+                      kAttnBwdStepRows, CU_TENSOR_MAP_SWIZZLE_128B, "attention backward Q' workspace");
+        encode_tma_2d(p.tmap_do, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, p.w_do, d_.head_dim, rq * base_.sq_pad, 128,
+                      kAttnBwdStepRows, CU_TENSOR_MAP_SWIZZLE_128B, "attention backward dO' workspace");
+      }
     }
 
     const int64_t dim = d_.head_dim;
     void* params[] = {&p};
+    if (f8_) check(driver().cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(p.f8_flag), 0, 4, reinterpret_cast<CUstream>(stream)),
+                   "cuMemsetD8Async (attention backward FP8 flag)");
     // 1. The FP8 operands the main loops stream to bf16, once (positions past each sequence become
     //    zeros; the fused path: only the q side, and the dQ accumulator zeroed), and delta =
     //    rowsum(dO * O) for every query row, as slices of one grid.
@@ -240,6 +282,30 @@ class AttentionBwdSm90 final : public OpImpl {
       g.z = static_cast<unsigned>(d_.batch);
       blk.x = kAttnBwdPostThreads;
       dev_.launch(fn_[2], g, blk, 0, stream, params, names_[2].c_str(), /*programmatic=*/true);
+      if (f8_fallback_) {
+        // 4. The exact kernels behind the FP8 ones, each doing nothing unless the flag is up: then Q
+        //    and dO to bf16 and the dQ accumulator reset, the exact dK/dV kernel and the post pass.
+        //    The prep and post grids are a few blocks per SM that walk the blocks (kernels: prep_body,
+        //    dq_post_body), so that they cost little when the flag is down; the post pass runs after
+        //    the dK/dV kernel here, not as its dependent.
+        void* params_e[] = {&pe};
+        const int64_t walkers = 4 * int64_t(dev_.sm_count());
+        Dim3 gp, bp;
+        gp.x = static_cast<unsigned>(std::min<int64_t>(
+            (base_.sq_pad / kAttnBwdStepRows) * d_.batch * d_.heads_q * kAttnBwdPrepSlicesFallback, walkers));
+        bp.x = kAttnBwdPrepThreads;
+        dev_.launch(fn_[3], gp, bp, 0, stream, params_e, names_[3].c_str());
+        Dim3 gk, bk;
+        gk.x = static_cast<unsigned>(layout::ceil_div(d_.seqlen_kv, kAttnBwdRowsPerCta));
+        gk.y = static_cast<unsigned>(d_.heads_kv);
+        gk.z = static_cast<unsigned>(d_.batch);
+        bk.x = kAttnBwdThreads;
+        dev_.launch(fn_[4], gk, bk, static_cast<size_t>(attn_bwd_dkvq_smem_bytes(dim)), stream, params_e,
+                    names_[4].c_str());
+        Dim3 gq;
+        gq.x = static_cast<unsigned>(std::min<int64_t>(int64_t(g.x) * g.y * g.z, walkers));
+        dev_.launch(fn_[2], gq, blk, 0, stream, params_e, names_[2].c_str());
+      }
       return;
     }
     // 3. dQ: one CTA per (128 q rows, q head, batch entry).
@@ -266,11 +332,11 @@ class AttentionBwdSm90 final : public OpImpl {
 
   AttentionDesc d_;
   Device& dev_;
-  bool fused_ = false;
-  std::string names_[3];
-  CUfunction fn_[3] = {};
+  bool fused_ = false, f8_ = false, f8_fallback_ = false;
+  std::string names_[5];
+  CUfunction fn_[5] = {};
   AttnBwdSm90Params base_{};
-  int64_t ws_delta_ = 0, ws_q_ = 0, ws_kv_ = 0, ws_dqacc_ = 0, ws_dqcnt_ = 0;
+  int64_t ws_delta_ = 0, ws_q_ = 0, ws_kv_ = 0, ws_dqacc_ = 0, ws_dqcnt_ = 0, ws_f8tiles_ = 0, ws_f8_ = 0;
 };
 
 }  // namespace
@@ -281,9 +347,10 @@ void register_attention_bwd_kernels(Registry& r) {
   e.arch = {90, 90};
   e.in_dtypes = {MXQ_DTYPE_E4M3, MXQ_DTYPE_E5M2};  // E5M2 reaches supports() and gets a reason
   e.out_dtypes = {MXQ_DTYPE_BF16};
-  e.variant = "backward: exact FP8->bf16 dequantization once into the workspace, bf16 wgmma m64nNk16, "
-              "TMA producer (mbarriers) + 2 math warpgroups; dK/dV kernel with dQ fused by fp32 atomics, or "
-              "dK/dV and dQ kernels (deterministic)";
+  e.variant = "backward: exact FP8->bf16 dequantization once into the workspace, bf16 wgmma m64nNk16 (fused, "
+              "D=128: S^T and dP^T on FP8 wgmma m64n64k32 over operands rescaled within E4M3, the exact kernels "
+              "as fallback), TMA producer (mbarriers) + 2 math warpgroups; dK/dV kernel with dQ fused by fp32 "
+              "atomics, or dK/dV and dQ kernels (deterministic)";
   e.priority = 0;
   e.supports = sm90_bwd_supports;
   e.make = [](const AttentionDesc& d, Device& dev) -> std::unique_ptr<OpImpl> {
