@@ -100,6 +100,15 @@ MXQ_WGMMA_FP8(E5M2, E4M3, "e5m2", "e4m3")
 MXQ_WGMMA_FP8(E5M2, E5M2, "e5m2", "e5m2")
 #undef MXQ_WGMMA_FP8
 
+// D (+)= A * B^T over one k32 step, N = 64: D[64x64] fp32, A 64x32 and B 64x32 E4M3, both K-major in
+// shared memory behind the descriptors; scale_d = 0 overwrites d (the attention backward's S^T, dP^T).
+__device__ __forceinline__ void wgmma_e4m3_ss_n64(float (&d)[32], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 " MXQ_WGMMA_ACC32_REGS ", %32, %33, p, 1, 1;\n}\n"
+               : MXQ_WGMMA_ACC32_OPS(d)
+               : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
 // D (+)= A * B^T over one k32 step with A (64x32 E4M3) from registers: the m64nNk32 8-bit A
 // fragment (per warp the mma.m16n8k32 layout: a[0] rows lane/4, columns 4 (lane % 4) + 0..3; a[1]
 // rows + 8; a[2], a[3] the same 16 columns on) and B (128x32 E4M3) K-major behind the descriptor;

@@ -79,6 +79,7 @@
 #include "ptx/async_copy.cuh"
 #include "ptx/mbarrier.cuh"
 #include "ptx/tma.cuh"
+#include "ptx/wgmma.cuh"
 #include "ptx/wgmma_bf16.cuh"
 #include "sm90/attention_bwd_params.cuh"
 #include "sm90/attention_common.cuh"
@@ -619,15 +620,6 @@ __device__ __forceinline__ void issue_product_over_d(float (&acc)[32], uint32_t 
   }
 }
 
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-// wgmma m64n64k32 E4M3 x E4M3 -> fp32, both operands K-major in shared memory (128-byte swizzle).
-__device__ __forceinline__ void wgmma_e4m3_ss64(float (&d)[32], uint64_t desc_a, uint64_t desc_b, int scale_d) {
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 " MXQ_WGMMA_ACC32_REGS ", %32, %33, p, 1, 1;\n}\n"
-               : MXQ_WGMMA_ACC32_OPS(d)
-               : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
-#endif
 // kF8: acc[64 x 64] = A' B'^T over D = 128 (FP8 wgmma, not committed): A' 64 rows of a 128-row E4M3
 // tile of 128-byte rows, B' a 64-row one; four k32 steps of 32 bytes.
 __device__ __forceinline__ void issue_product_f8(float (&acc)[32], uint32_t a_addr, uint32_t b_addr) {
@@ -635,7 +627,7 @@ __device__ __forceinline__ void issue_product_f8(float (&acc)[32], uint32_t a_ad
   ptx::undef_acc(acc);  // the first wgmma overwrites acc
   const uint32_t a_lo = ptx::smem_desc_sw128_lo(a_addr), b_lo = ptx::smem_desc_sw128_lo(b_addr);
 #pragma unroll
-  for (int k = 0; k < 4; ++k) wgmma_e4m3_ss64(acc, desc(a_lo, k * 32), desc(b_lo, k * 32), k > 0);
+  for (int k = 0; k < 4; ++k) ptx::wgmma_e4m3_ss_n64(acc, desc(a_lo, k * 32), desc(b_lo, k * 32), k > 0);
 #endif
 }
 

@@ -263,15 +263,13 @@ class AttentionBwdSm90 final : public OpImpl {
       dev_.launch(fn_[0], g, blk, 0, stream, params, names_[0].c_str());
     }
     // 2. dK, dV (fused: and dQ's contributions): one CTA per (128 kv rows, kv head, batch entry).
-    {
-      Dim3 g, blk;
-      g.x = static_cast<unsigned>(layout::ceil_div(d_.seqlen_kv, kAttnBwdRowsPerCta));
-      g.y = static_cast<unsigned>(d_.heads_kv);
-      g.z = static_cast<unsigned>(d_.batch);
-      blk.x = kAttnBwdThreads;
-      const int64_t smem = fused_ ? attn_bwd_dkvq_smem_bytes(dim) : attn_bwd_dkv_smem_bytes(dim);
-      dev_.launch(fn_[1], g, blk, static_cast<size_t>(smem), stream, params, names_[1].c_str());
-    }
+    Dim3 gkv, bkv;
+    gkv.x = static_cast<unsigned>(layout::ceil_div(d_.seqlen_kv, kAttnBwdRowsPerCta));
+    gkv.y = static_cast<unsigned>(d_.heads_kv);
+    gkv.z = static_cast<unsigned>(d_.batch);
+    bkv.x = kAttnBwdThreads;
+    const int64_t smem_kv = fused_ ? attn_bwd_dkvq_smem_bytes(dim) : attn_bwd_dkv_smem_bytes(dim);
+    dev_.launch(fn_[1], gkv, bkv, static_cast<size_t>(smem_kv), stream, params, names_[1].c_str());
     if (fused_) {
       // 3. The fp32 dQ accumulator -> bf16 dQ in the output layout: one block per 64 x 64 tile, a
       //    programmatic dependent of the dK/dV kernel: its blocks run on the SMs that kernel's last
@@ -295,13 +293,7 @@ class AttentionBwdSm90 final : public OpImpl {
             (base_.sq_pad / kAttnBwdStepRows) * d_.batch * d_.heads_q * kAttnBwdPrepSlicesFallback, walkers));
         bp.x = kAttnBwdPrepThreads;
         dev_.launch(fn_[3], gp, bp, 0, stream, params_e, names_[3].c_str());
-        Dim3 gk, bk;
-        gk.x = static_cast<unsigned>(layout::ceil_div(d_.seqlen_kv, kAttnBwdRowsPerCta));
-        gk.y = static_cast<unsigned>(d_.heads_kv);
-        gk.z = static_cast<unsigned>(d_.batch);
-        bk.x = kAttnBwdThreads;
-        dev_.launch(fn_[4], gk, bk, static_cast<size_t>(attn_bwd_dkvq_smem_bytes(dim)), stream, params_e,
-                    names_[4].c_str());
+        dev_.launch(fn_[4], gkv, bkv, static_cast<size_t>(smem_kv), stream, params_e, names_[4].c_str());
         Dim3 gq;
         gq.x = static_cast<unsigned>(std::min<int64_t>(int64_t(g.x) * g.y * g.z, walkers));
         dev_.launch(fn_[2], gq, blk, 0, stream, params_e, names_[2].c_str());
