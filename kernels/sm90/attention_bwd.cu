@@ -8,6 +8,12 @@
 //    FP8 operand is dequantized exactly into bf16 (an E4M3 value times 2^(e-127) is a bf16 value
 //    unless it leaves bf16's range, docs/NUMERICS.md) and the products run on the BF16 tensor cores
 //    with fp32 accumulation.
+//  - Except S^T and dP^T on the fused path at D = 128 (kF8, the default there): their operands are
+//    rescaled within E4M3 to one power-of-two factor per kv row (K', V', by the dK/dV kernel) and per
+//    64-query tile (Q', dO', by the prep), which fold exactly into P's exponent argument and dP - delta,
+//    and run on FP8 wgmma; a block past the rescale's error bound raises a flag and the exact kernels
+//    queued behind redo the call (docs/NUMERICS.md "Backward on FP8 tensor cores"; PERFORMANCE.md,
+//    twenty-second session: +5-6%, and why dV on FP8 was not kept).
 //  - Dequantize once: a prep kernel writes the seven operands (Q, dO, K, V along D; Q, dO, K along
 //    S) as bf16 into the workspace, per (b, h) with the sequence padded to a multiple of 128 with
 //    zeros: along-D operands as [S_pad][D], along-S operands transposed as [D][S_pad] so that every B
