@@ -126,10 +126,9 @@ class AttentionBwdSm90 final : public OpImpl {
     ws_kv_ = fused_ ? 0 : d.batch * d.heads_kv * base_.skv_pad * d.head_dim * 2;
     ws_dqacc_ = fused_ ? d.batch * d.heads_q * base_.sq_pad * d.head_dim * 4 : 0;
     ws_dqcnt_ = fused_ ? layout::round_up(d.batch * d.heads_q * (base_.sq_pad / kAttnBwdStepRows) * 4, 256) : 0;
-    // FP8: the factors of the Q' and dO' tiles (one float per 64-row q tile each), then the flag.
-    // Q' and dO' themselves take the first half of the bf16 Q and dO copies' space.
-    ws_f8tiles_ = f8_ ? layout::round_up(d.batch * d.heads_q * (base_.sq_pad / kAttnBwdStepRows) * 4, 256) : 0;
-    ws_f8_ = f8_ ? 2 * ws_f8tiles_ + 256 : 0;
+    // FP8: the factors of the Q' and dO' tiles (one float per 64-row q tile each: the counters' size),
+    // then the flag. Q' and dO' themselves take the first half of the bf16 Q and dO copies' space.
+    ws_f8_ = f8_ ? 2 * ws_dqcnt_ + 256 : 0;
   }
 
   std::string name() const override { return names_[1]; }
@@ -206,8 +205,8 @@ class AttentionBwdSm90 final : public OpImpl {
         if (f8_) {
           uint8_t* f8 = at + ws_dqacc_ + ws_dqcnt_;
           p.f8_qf = reinterpret_cast<float*>(f8);
-          p.f8_dof = reinterpret_cast<float*>(f8 + ws_f8tiles_);
-          p.f8_flag = reinterpret_cast<uint32_t*>(f8 + 2 * ws_f8tiles_);
+          p.f8_dof = reinterpret_cast<float*>(f8 + ws_dqcnt_);
+          p.f8_flag = reinterpret_cast<uint32_t*>(f8 + 2 * ws_dqcnt_);
           p.f8_mode = 1;
         }
       } else {
@@ -249,8 +248,10 @@ class AttentionBwdSm90 final : public OpImpl {
 
     const int64_t dim = d_.head_dim;
     void* params[] = {&p};
-    if (f8_) check(driver().cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(p.f8_flag), 0, 4, reinterpret_cast<CUstream>(stream)),
-                   "cuMemsetD8Async (attention backward FP8 flag)");
+    if (f8_)  // 0. the FP8 kernels' flag cleared
+      check(driver().cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(p.f8_flag), 0, 4,
+                                     reinterpret_cast<CUstream>(stream)),
+            "attention backward: clearing the FP8 flag");
     // 1. The FP8 operands the main loops stream to bf16, once (positions past each sequence become
     //    zeros; the fused path: only the q side, and the dQ accumulator zeroed), and delta =
     //    rowsum(dO * O) for every query row, as slices of one grid.
@@ -328,7 +329,7 @@ class AttentionBwdSm90 final : public OpImpl {
   std::string names_[5];
   CUfunction fn_[5] = {};
   AttnBwdSm90Params base_{};
-  int64_t ws_delta_ = 0, ws_q_ = 0, ws_kv_ = 0, ws_dqacc_ = 0, ws_dqcnt_ = 0, ws_f8tiles_ = 0, ws_f8_ = 0;
+  int64_t ws_delta_ = 0, ws_q_ = 0, ws_kv_ = 0, ws_dqacc_ = 0, ws_dqcnt_ = 0, ws_f8_ = 0;
 };
 
 }  // namespace
