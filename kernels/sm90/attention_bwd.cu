@@ -225,10 +225,11 @@ __device__ __forceinline__ void f8_raise(const P& p) { *reinterpret_cast<volatil
 // with the 128-byte swizzle (the K-major layout the FP8 wgmma descriptors read), each row's 32-blocks
 // rescaled within E4M3 to the row's largest scale, which goes to fa[r] / fb[r] (1 for a row without a
 // position or with zero scales). Unit u: 16 bytes (chunk u % 8) of row u / 8, so a row is 8
-// consecutive lanes (its maximum: three shuffles) and a 32-block lanes u, u ^ 1. Rows past the
+// consecutive lanes (its maximum: three shuffles) and a 32-block lanes u, u ^ 1 (the factors as
+// bf16 bits: powers of two, exact). Rows past the
 // sequence are zeros. A block past the bound or a NaN scale raises the flag.
 template <int ROWS, int D, int NT>
-__device__ __forceinline__ void load_row_tiles2_f8(uint8_t* tile_a, uint8_t* tile_b, float* fa, float* fb,
+__device__ __forceinline__ void load_row_tiles2_f8(uint8_t* tile_a, uint8_t* tile_b, uint16_t* fa, uint16_t* fb,
                                                    const uint8_t* __restrict__ a, const uint8_t* __restrict__ a_sc,
                                                    const uint8_t* __restrict__ b, const uint8_t* __restrict__ b_sc,
                                                    const P& p, const Seq& sq, int64_t s0, int t) {
@@ -266,9 +267,9 @@ __device__ __forceinline__ void load_row_tiles2_f8(uint8_t* tile_a, uint8_t* til
     const uint32_t off = ptx::sw128_offset(static_cast<uint32_t>(r), static_cast<uint32_t>(c));
     *reinterpret_cast<uint4*>(tile_a + off) = oa;
     *reinterpret_cast<uint4*>(tile_b + off) = ob;
-    if (c == 0) {
-      fa[r] = ma > 0.0f ? ma : 1.0f;
-      fb[r] = mb > 0.0f ? mb : 1.0f;
+    if (c == 0) {  // as bf16 (exact: powers of two, 2^-127 a bf16 subnormal)
+      fa[r] = static_cast<uint16_t>(__float_as_uint(ma > 0.0f ? ma : 1.0f) >> 16);
+      fb[r] = static_cast<uint16_t>(__float_as_uint(mb > 0.0f ? mb : 1.0f) >> 16);
     }
   }
   if (bad) f8_raise(p);
@@ -909,10 +910,16 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   uint64_t* full = reinterpret_cast<uint64_t*>(reinterpret_cast<uint8_t*>(xch) + (kFused ? 1024 : 0));  // [kStages]
   uint64_t* empty = full + kStages;                                                                     // [kStages]
   [[maybe_unused]] uint64_t* dq_full = empty + kStages;   // [buffer][warpgroup]: staging tile written
-  [[maybe_unused]] uint64_t* dq_empty = dq_full + 4;     // [buffer][warpgroup]: its bulk read done (D = 64)
-  // Staging tile of the fp32 dQ product of buffer (step parity) buf and warpgroup g.
+  [[maybe_unused]] uint64_t* dq_empty = dq_full + 4;     // [buffer][warpgroup]: its bulk read done (D = 64, kF8)
+  // kF8: the row factors of K' and V' as bf16 (powers of two), after the mbarriers.
+  [[maybe_unused]] uint16_t* fkv = reinterpret_cast<uint16_t*>(dq_empty + 4);  // [2][kRows]
+  // Staging tile of the fp32 dQ product of buffer (step parity) buf and warpgroup g. kF8: one per
+  // warpgroup outside the stage, in the second half of the K (warpgroup 0) and V tiles (K' and V'
+  // take the first), so that the stage's release does not wait for the reducer's bulk read.
+  constexpr bool kOwnStg = !kDsInStage || kF8;
   [[maybe_unused]] auto stg_tile = [&](int buf, int g) -> uint8_t* {
-    if constexpr (kDsInStage) return stage0 + buf * 4 * kStepTile + (g == 0 ? 1 : 3) * kStepTile;
+    if constexpr (kF8) return (g == 0 ? k_tile : v_tile) + kRows * D;
+    else if constexpr (kDsInStage) return stage0 + buf * 4 * kStepTile + (g == 0 ? 1 : 3) * kStepTile;
     else return stg_area + (buf * 2 + g) * kAttnBwdDqTileBytes;
   };
 
@@ -930,15 +937,14 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   const int64_t n_iters = per_head * p.group;
   const int64_t bhk = b * p.heads_kv + hk;
 
-  // kF8: K' and V' take the first 16 KiB of their tiles, their row factors the next 512 bytes.
-  [[maybe_unused]] float* fk = reinterpret_cast<float*>(k_tile + kRows * D);
-  [[maybe_unused]] float* fv = reinterpret_cast<float*>(v_tile + kRows * D);
+  // kF8: K' and V' take the first 16 KiB of their tiles (dQ's staging the second), their row factors fkv.
   if constexpr (kFused) {
     // Resident K, V and K_col^T (two 64-position panels) dequantized here from the FP8 inputs, all
     // 384 threads (the prep kernel converts only the q side on this path): about 1/40 of a step's
     // loads, against 3 of the prep's 7 operands (docs/PERFORMANCE.md, twenty-first session).
     if constexpr (kF8)
-      load_row_tiles2_f8<kRows, D, kThreads>(k_tile, v_tile, fk, fv, p.k, p.k_sc, p.v, p.v_sc, p, kvs, j0, tid);
+      load_row_tiles2_f8<kRows, D, kThreads>(k_tile, v_tile, fkv, fkv + kRows, p.k, p.k_sc, p.v, p.v_sc, p, kvs, j0,
+                                             tid);
     else
       load_row_tiles2<kRows, D, kThreads>(k_tile, v_tile, p.k, p.k_sc, p.v, p.v_sc, p, kvs, j0, tid);
     const int pn = tid / D;
@@ -954,7 +960,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   if (tid == 0) {
     if constexpr (kFused) {
       // D = 128: the reducer thread releases a stage too (its staging tiles are in it).
-      ptx::mbar_init_ring(full, empty, kStages, 1, kMathThreads + (kDsInStage ? 1 : 0));
+      ptx::mbar_init_ring(full, empty, kStages, 1, kMathThreads + (kDsInStage && !kF8 ? 1 : 0));
       ptx::mbar_init_ring(dq_full, dq_empty, 4, 128, 1);
     } else {
       ptx::mbar_init_ring(full, empty, kStages, 1, kMathThreads);
@@ -985,9 +991,11 @@ __device__ __forceinline__ void dkv_body(const P& p) {
         float* dst = p.dq_acc + (static_cast<int64_t>(bh0) * qsteps + qb0) * kTile;
         const int64_t skip = static_cast<int64_t>(qsteps - ph32) * kTile;  // to the next head's first q block
         // stg_tile(buf, g) = stg0 + buf * dstg + g * dwg
-        const uint32_t stg0 = kDsInStage ? stage_s + kStepTile : stage_s + static_cast<uint32_t>(stg_area - stage0);
-        constexpr uint32_t dstg = kDsInStage ? 4 * kStepTile : 2 * kAttnBwdDqTileBytes;
-        constexpr uint32_t dwg = kDsInStage ? 2 * kStepTile : kAttnBwdDqTileBytes;
+        const uint32_t stg0 = kF8          ? ptx::smem_addr(k_tile) + kRows * D
+                              : kDsInStage ? stage_s + kStepTile
+                                           : stage_s + static_cast<uint32_t>(stg_area - stage0);
+        constexpr uint32_t dstg = kF8 ? 0u : kDsInStage ? 4 * kStepTile : 2 * kAttnBwdDqTileBytes;
+        constexpr uint32_t dwg = kF8 ? kRowTile : kDsInStage ? 2 * kStepTile : kAttnBwdDqTileBytes;
         const uint32_t dqf = bar_s + 16 * kStages, dqe = dqf + 32;  // dq_full[4], dq_empty[4]
         // The tile counter of step it (index bh * qsteps + q block, advanced like dst), and that of
         // the step before, whose reductions are complete once this step's are read.
@@ -1004,7 +1012,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
           }
           bulk_commit();
           bulk_wait_read_all();
-          if constexpr (kDsInStage) {
+          if constexpr (!kOwnStg) {
             ptx::mbar_arrive(bar_s + 8 * (kStages + buf));  // empty[buf]
           } else {
             ptx::mbar_arrive(dqe + buf * 16);
@@ -1068,8 +1076,9 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   const float scale_log2 = p.scale_log2;
   // kF8: the row factors of the thread's two kv rows, read from shared memory at each step (four
   // registers held across the loop made ptxas spill).
-  [[maybe_unused]] const float* fk_a = fk + wg * 64 + r0;
-  [[maybe_unused]] const float* fv_a = fv + wg * 64 + r0;
+  [[maybe_unused]] const uint16_t* fk_a = fkv + wg * 64 + r0;
+  [[maybe_unused]] const uint16_t* fv_a = fkv + kRows + wg * 64 + r0;
+  auto bf = [](uint16_t h) { return __uint_as_float(static_cast<uint32_t>(h) << 16); };
   float dk[D / 2], dv[D / 2];
 #pragma unroll
   for (int i = 0; i < D / 2; ++i) dk[i] = dv[i] = 0.0f;
@@ -1173,9 +1182,9 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     // kF8: S^T = S'^T * fK(row) * fQ(tile) and dP^T = dP'^T * fV(row) * fdO(tile), powers of two.
     // (The softmax scale times fQ is one power-of-two multiple of it: exact.)
     const float cq = kF8 ? scale_log2 * ld.fq : scale_log2;
-    const float c_a = kF8 ? cq * fk_a[0] : scale_log2, c_b = kF8 ? cq * fk_a[8] : scale_log2;
+    const float c_a = kF8 ? cq * bf(fk_a[0]) : scale_log2, c_b = kF8 ? cq * bf(fk_a[8]) : scale_log2;
     [[maybe_unused]] float g_a = 0.0f, g_b = 0.0f;
-    if constexpr (kF8) g_a = ld.fdo * fv_a[0], g_b = ld.fdo * fv_a[8];
+    if constexpr (kF8) g_a = ld.fdo * bf(fv_a[0]), g_b = ld.fdo * bf(fv_a[8]);
     // Tile-local mask: entry (row r, column c) is visible iff c < lim_q, r < lim_k and (no mask or r <= c + lim_c).
     const bool full = i0 + kStep <= lq && jw + 64 <= lk && (!causal || jw + 63 <= i0 + off);
     const int lim_q = clamp32(lq - i0), lim_c = clamp32(i0 + off - jw);
@@ -1186,7 +1195,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     // P^T while dP^T is still on the tensor cores: entry idx is (kv row r0 / r0+8, q column col).
     ptx::wgmma_wait<1>();
     ptx::fence_acc(s);
-    if constexpr (kFused && kDsInStage) ptx::named_barrier_arrive(5 + (wg ^ 1), 256);  // S^T read the Q tile
+    if constexpr (kFused && kDsInStage && !kF8) ptx::named_barrier_arrive(5 + (wg ^ 1), 256);  // S^T read the Q tile
 #pragma unroll
     for (int jj = 0; jj < 8; ++jj) {
 #pragma unroll
@@ -1235,6 +1244,11 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     if constexpr (kDsInStage) return stage0 + static_cast<int>(it & 1) * 4 * kStepTile;
     else return ds_area + static_cast<int>(it & 1) * kAttnBwdDsTile;
   };
+  // kF8: warpgroup g's 64 rows of the dS^T tile in the free upper half of the stage's Q' (g = 0) or
+  // dO' slot (g = 1), so that no S^T reader needs guarding (barriers 5 + wg) before it is written.
+  [[maybe_unused]] auto ds_half = [&](int64_t it, int g) -> uint32_t {
+    return ptx::smem_addr(stage0 + static_cast<int>(it & 1) * 4 * kStepTile + g * kStepTile + kStep * D);
+  };
   [[maybe_unused]] auto dq_issue = [&](int64_t it, float (&acc)[32]) {
     uint8_t* tile = ds_tile(it);
     uint32_t e2 = col_block_exponents<false>(dp, l, p.ds_scale);
@@ -1244,29 +1258,37 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     const bool slow = (e2 & 0xFFFFu) > static_cast<uint32_t>(sm90gemm::Fp8Bits<ptx::Fp8Kind::E4M3>::kMaxFastE) ||
                       (e2 >> 16) > static_cast<uint32_t>(sm90gemm::Fp8Bits<ptx::Fp8Kind::E4M3>::kMaxFastE) ||
                       p.ds_fold == 0;
-    const uint32_t row_addr = ptx::smem_addr(tile) + (64 * wg + 16 * w + 8 * ((l >> 3) & 1) + (l & 7)) * 128;
+    uint32_t row_addr;
+    if constexpr (kF8) row_addr = ds_half(it, wg) + (16 * w + 8 * ((l >> 3) & 1) + (l & 7)) * 128;
+    else row_addr = ptx::smem_addr(tile) + (64 * wg + 16 * w + 8 * ((l >> 3) & 1) + (l & 7)) * 128;
     if (__any_sync(0xFFFFFFFFu, slow)) {  // uniform over the pair of warps: they merged the same words
       ptx::named_barrier_sync(bar_pair, 64);  // the partner has read the fast words
       e2 = col_block_exponents<true>(dp, l, p.ds_scale);
       *xch_mine = e2;
       ptx::named_barrier_sync(bar_pair, 64);
       e2 = __vmaxu2(e2, *xch_partner);
-      if constexpr (kDsInStage) ptx::named_barrier_sync(5 + wg, 256);  // the other S^T is done with Q
+      if constexpr (kDsInStage && !kF8) ptx::named_barrier_sync(5 + wg, 256);  // the other S^T is done with Q
       col_quant_store<true>(dp, e2, row_addr, l, p.ds_scale, p.ds_scale_c);
     } else {
-      if constexpr (kDsInStage) ptx::named_barrier_sync(5 + wg, 256);
+      if constexpr (kDsInStage && !kF8) ptx::named_barrier_sync(5 + wg, 256);
       col_quant_store<false>(dp, e2, row_addr, l, p.ds_scale, p.ds_scale_c);
     }
     ptx::fence_proxy_async_shared();  // generic stores -> wgmma's reads
     ptx::named_barrier_sync(bar_ds, kDsThreads);
     const uint32_t a_lo = ptx::smem_desc_sw128_lo(ptx::smem_addr(tile));
+    [[maybe_unused]] uint32_t a_lo0 = 0, a_lo1 = 0;
+    if constexpr (kF8) {
+      a_lo0 = ptx::smem_desc_sw128_lo(ds_half(it, 0));
+      a_lo1 = ptx::smem_desc_sw128_lo(ds_half(it, 1));
+    }
     ptx::undef_acc(acc);
     ptx::wgmma_fence();
     if constexpr (kDsInStage) {  // N split: this warpgroup's 64 columns of dQ, K = all 128 kv rows
 #pragma unroll
-      for (int kk = 0; kk < 8; ++kk)
-        wgmma_bf16_ss_ta64(acc, desc(a_lo, kk * 2048), desc(kc_lo0, (kk >> 2) * (D * 128) + wg * 64 * 128 + (kk & 3) * 32),
-                           kk > 0);
+      for (int kk = 0; kk < 8; ++kk) {
+        const uint64_t da_k = kF8 ? desc(kk < 4 ? a_lo0 : a_lo1, (kk & 3) * 2048) : desc(a_lo, kk * 2048);
+        wgmma_bf16_ss_ta64(acc, da_k, desc(kc_lo0, (kk >> 2) * (D * 128) + wg * 64 * 128 + (kk & 3) * 32), kk > 0);
+      }
     } else {  // K split: the warpgroup's own 64 kv rows, all D columns
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk)
@@ -1284,7 +1306,11 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   [[maybe_unused]] auto dq_store = [&](int64_t it, float (&acc)[32]) {
     const int buf = static_cast<int>(it & 1);
     uint8_t* stg = stg_tile(buf, wg);
-    if constexpr (!kDsInStage) ptx::mbar_wait(&dq_empty[buf * 2 + wg], static_cast<uint32_t>((it >> 1) & 1) ^ 1u);
+    if constexpr (kF8) {  // one tile per warpgroup: step it-1's must have been read
+      if (it > 0) ptx::mbar_wait(&dq_empty[((it - 1) & 1) * 2 + wg], static_cast<uint32_t>(((it - 1) >> 1) & 1));
+    } else if constexpr (!kDsInStage) {
+      ptx::mbar_wait(&dq_empty[buf * 2 + wg], static_cast<uint32_t>((it >> 1) & 1) ^ 1u);
+    }
 #pragma unroll
     for (int j = 0; j < 8; ++j)
       *reinterpret_cast<float4*>(stg + ((w * 8 + j) * 32 + l) * 16) =

@@ -270,7 +270,8 @@ class AttentionBwdSm90 final : public OpImpl {
     gkv.z = static_cast<unsigned>(d_.batch);
     bkv.x = kAttnBwdThreads;
     const int64_t smem_kv = fused_ ? attn_bwd_dkvq_smem_bytes(dim) : attn_bwd_dkv_smem_bytes(dim);
-    dev_.launch(fn_[1], gkv, bkv, static_cast<size_t>(smem_kv), stream, params, names_[1].c_str());
+    dev_.launch(fn_[1], gkv, bkv, static_cast<size_t>(f8_ ? attn_bwd_dkvq8_smem_bytes(dim) : smem_kv), stream, params,
+                names_[1].c_str());
     if (fused_) {
       // 3. The fp32 dQ accumulator -> bf16 dQ in the output layout: one block per 64 x 64 tile, a
       //    programmatic dependent of the dK/dV kernel: its blocks run on the SMs that kernel's last
