@@ -854,7 +854,9 @@ __device__ __forceinline__ void dq_post_body(const P& p) {
 // only by S^T: a barrier per warpgroup half waits for the other warpgroup's S^T before it is
 // overwritten; the stage is released after dQ). D = 64: each warpgroup reduces its own kv rows'
 // product over all 64 columns (K split: no cross-warpgroup barrier; twice the reductions), from
-// its own dS^T tile per stage.
+// its own dS^T tile per stage. kF8 (D = 128): the dS^T halves sit in the free upper halves of the
+// stage's Q' and dO' slots (ds_half) and the staging tiles in the free halves of the K and V tiles,
+// so no guard barrier precedes the dS^T write and the stage's release does not wait for the reducer.
 // kRegKs: S^T's and dP^T's first kRegKs k steps take the resident K and V rows from registers (A
 // fragments read once from the tiles), the rest from shared memory.
 // kF8 (fused, D = 128): S^T = K' Q'^T and dP^T = V' dO'^T on FP8 wgmma (m64n64k32): K', V' rescaled
@@ -1302,6 +1304,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   // (warpgroup 0) and dO_col^T (warpgroup 1) tiles, whose readers (dP^T, dV of both warpgroups) are
   // done once the dS^T barrier of the step is passed; the reducer's arrival completes the stage's
   // release. D = 64: two tiles per warpgroup; the one of step it - 2 must have been read (dq_empty).
+  // kF8: one tile per warpgroup outside the stage (stg_tile); the one of step it - 1 must have been read.
   // (Per-thread red.global.add.v2.f32 of the same data cost ~1.1 ms of 4.7 at B2 H32 S4096 D128.)
   [[maybe_unused]] auto dq_store = [&](int64_t it, float (&acc)[32]) {
     const int buf = static_cast<int>(it & 1);

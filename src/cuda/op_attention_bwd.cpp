@@ -70,7 +70,8 @@ class AttentionBwdSm90 final : public OpImpl {
     if (fused_ && dim == 128) {
       const char* f8 = std::getenv("MXQ_ATTN_BWD_F8");
       const char m = f8 && f8[0] ? f8[0] : '1';
-      f8_ = m != '0';
+      // (The FP8 kernel's shared memory, with 64 bytes for its static part, where the device allows it.)
+      f8_ = m != '0' && attn_bwd_dkvq8_smem_bytes(dim) + 64 <= dev.info().smem_optin;
       f8_fallback_ = f8_ && m != '2';
     }
     // [0] prep (+ delta), [1] dK/dV (fused: + dQ), [2] dQ (fused: the post pass); FP8: the prep and
