@@ -226,8 +226,8 @@ __device__ __forceinline__ void f8_raise(const P& p) { *reinterpret_cast<volatil
 // rescaled within E4M3 to the row's largest scale, which goes to fa[r] / fb[r] (1 for a row without a
 // position or with zero scales). Unit u: 16 bytes (chunk u % 8) of row u / 8, so a row is 8
 // consecutive lanes (its maximum: three shuffles) and a 32-block lanes u, u ^ 1 (the factors as
-// bf16 bits: powers of two, exact). Rows past the
-// sequence are zeros. A block past the bound or a NaN scale raises the flag.
+// bf16 bits: powers of two, exact). Rows past the sequence are zeros. A block past the bound or a
+// NaN scale raises the flag.
 template <int ROWS, int D, int NT>
 __device__ __forceinline__ void load_row_tiles2_f8(uint8_t* tile_a, uint8_t* tile_b, uint16_t* fa, uint16_t* fb,
                                                    const uint8_t* __restrict__ a, const uint8_t* __restrict__ a_sc,
@@ -961,7 +961,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   }
   if (tid == 0) {
     if constexpr (kFused) {
-      // D = 128: the reducer thread releases a stage too (its staging tiles are in it).
+      // D = 128 (not kF8): the reducer thread releases a stage too (its staging tiles are in it).
       ptx::mbar_init_ring(full, empty, kStages, 1, kMathThreads + (kDsInStage && !kF8 ? 1 : 0));
       ptx::mbar_init_ring(dq_full, dq_empty, 4, 128, 1);
     } else {
