@@ -223,8 +223,8 @@ __device__ __forceinline__ void f8_raise(const P& p) { *reinterpret_cast<volatil
 
 // Rows s0..s0+ROWS-1 of two tensors quantized along D (K and V, D = 128) -> E4M3 tiles of 128-byte rows
 // with the 128-byte swizzle (the K-major layout the FP8 wgmma descriptors read), each row's 32-blocks
-// rescaled within E4M3 to the row's largest scale, which goes to fa[r] / fb[r] (1 for a row without a
-// position or with zero scales). Unit u: 16 bytes (chunk u % 8) of row u / 8, so a row is 8
+// rescaled within E4M3 to the row's largest scale, which goes to fa[r] / fb[r] (1 for a row past the
+// sequence). Unit u: 16 bytes (chunk u % 8) of row u / 8, so a row is 8
 // consecutive lanes (its maximum: three shuffles) and a 32-block lanes u, u ^ 1 (the factors as
 // bf16 bits: powers of two, exact). Rows past the sequence are zeros. A block past the bound or a
 // NaN scale raises the flag.

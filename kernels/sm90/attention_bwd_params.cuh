@@ -134,7 +134,9 @@ constexpr int64_t attn_bwd_dkvq_smem_bytes(int64_t d) {
 }
 // The FP8 dK/dV kernel (fused, D = 128): the same, plus K' and V' row factors (bf16, 2 x 128); its
 // dQ staging tiles take the halves of the K and V tiles that K' and V' leave free.
-constexpr int64_t attn_bwd_dkvq8_smem_bytes(int64_t d) { return attn_bwd_dkvq_smem_bytes(d) + 2 * kAttnBwdRowsPerCta * 2; }
+constexpr int64_t attn_bwd_dkvq8_smem_bytes(int64_t d) {
+  return attn_bwd_dkvq_smem_bytes(d) + 2 * kAttnBwdRowsPerCta * 2;
+}
 constexpr int64_t attn_bwd_dq_smem_bytes(int64_t d) {
   return 1024 + 2 * kAttnBwdRowsPerCta * d * 2 + 2 * kAttnBwdRowsPerCta * 4 + kAttnBwdDqStages * 3 * kAttnBwdStepRows * d * 2 + 64;
 }

@@ -130,6 +130,9 @@ class AttentionBwdSm90 final : public OpImpl {
     // FP8: the factors of the Q' and dO' tiles (one float per 64-row q tile each: the counters' size),
     // then the flag. Q' and dO' themselves take the first half of the bf16 Q and dO copies' space.
     ws_f8_ = f8_ ? 2 * ws_dqcnt_ + 256 : 0;
+    // The dK/dV kernel's shared memory (the exact fused kernel behind the FP8 one takes smem_exact_).
+    smem_exact_ = fused_ ? attn_bwd_dkvq_smem_bytes(dim) : attn_bwd_dkv_smem_bytes(dim);
+    smem_kv_ = f8_ ? attn_bwd_dkvq8_smem_bytes(dim) : smem_exact_;
   }
 
   std::string name() const override { return names_[1]; }
@@ -270,9 +273,7 @@ class AttentionBwdSm90 final : public OpImpl {
     gkv.y = static_cast<unsigned>(d_.heads_kv);
     gkv.z = static_cast<unsigned>(d_.batch);
     bkv.x = kAttnBwdThreads;
-    const int64_t smem_kv = fused_ ? attn_bwd_dkvq_smem_bytes(dim) : attn_bwd_dkv_smem_bytes(dim);
-    dev_.launch(fn_[1], gkv, bkv, static_cast<size_t>(f8_ ? attn_bwd_dkvq8_smem_bytes(dim) : smem_kv), stream, params,
-                names_[1].c_str());
+    dev_.launch(fn_[1], gkv, bkv, static_cast<size_t>(smem_kv_), stream, params, names_[1].c_str());
     if (fused_) {
       // 3. The fp32 dQ accumulator -> bf16 dQ in the output layout: one block per 64 x 64 tile, a
       //    programmatic dependent of the dK/dV kernel: its blocks run on the SMs that kernel's last
@@ -296,7 +297,7 @@ class AttentionBwdSm90 final : public OpImpl {
             (base_.sq_pad / kAttnBwdStepRows) * d_.batch * d_.heads_q * kAttnBwdPrepSlicesFallback, walkers));
         bp.x = kAttnBwdPrepThreads;
         dev_.launch(fn_[3], gp, bp, 0, stream, params_e, names_[3].c_str());
-        dev_.launch(fn_[4], gkv, bkv, static_cast<size_t>(smem_kv), stream, params_e, names_[4].c_str());
+        dev_.launch(fn_[4], gkv, bkv, static_cast<size_t>(smem_exact_), stream, params_e, names_[4].c_str());
         Dim3 gq;
         gq.x = static_cast<unsigned>(std::min<int64_t>(int64_t(g.x) * g.y * g.z, walkers));
         dev_.launch(fn_[2], gq, blk, 0, stream, params_e, names_[2].c_str());
@@ -332,6 +333,7 @@ class AttentionBwdSm90 final : public OpImpl {
   CUfunction fn_[5] = {};
   AttnBwdSm90Params base_{};
   int64_t ws_delta_ = 0, ws_q_ = 0, ws_kv_ = 0, ws_dqacc_ = 0, ws_dqcnt_ = 0, ws_f8_ = 0;
+  int64_t smem_kv_ = 0, smem_exact_ = 0;
 };
 
 }  // namespace
