@@ -608,6 +608,19 @@ __device__ __forceinline__ void wgmma_bf16_ss_ta64(float (&d)[32], uint64_t desc
 }
 #endif
 
+// kF8: one stage's loads (Q', dO': one box of 64 rows x 128 bytes each, E4M3; Q_col^T, dO_col^T: one
+// [D][64] bf16 box each) completing on `fb`, at q row qrow of the [B*Hq*S_pad] rows and position i0 of
+// the transposed maps' row drow.
+__device__ __forceinline__ void tma_stage_f8(const P& p, uint32_t stg, uint32_t fb, int32_t i0, int32_t qrow,
+                                             int32_t drow) {
+  constexpr int kStepTile8 = kStep * 128 * 2;  // D = 128: a bf16 [64][128] slot
+  ptx::mbar_arrive_expect_tx(fb, 2 * kStepTile8 + 2 * kStep * 128);
+  ptx::tma_load_2d(stg, p.tmap_q, 0, qrow, fb);
+  ptx::tma_load_2d(stg + kStepTile8, p.tmap_do, 0, qrow, fb);
+  ptx::tma_load_2d(stg + 2 * kStepTile8, p.tmap_qt, i0, drow, fb);
+  ptx::tma_load_2d(stg + 3 * kStepTile8, p.tmap_dot, i0, drow, fb);
+}
+
 // Descriptor of the tile whose descriptor low word is `lo`, `off` bytes in (ptx/wgmma_bf16.cuh).
 __device__ __forceinline__ uint64_t desc(uint32_t lo, uint32_t off) { return ptx::smem_desc_sw128_at(lo, off); }
 
@@ -939,6 +952,28 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   const int64_t n_iters = per_head * p.group;
   const int64_t bhk = b * p.heads_kv + hk;
 
+  // kF8: the barriers first, so that the TMA thread issues the first stages' loads before it joins
+  // the dequantization below (they used to wait for it: ~1.5-2 us per CTA, docs/PERFORMANCE.md,
+  // twenty-third session).
+  [[maybe_unused]] int pre = 0;  // kF8: steps whose loads are issued here
+  if constexpr (kF8) {
+    if (tid == 0) {
+      ptx::mbar_init_ring(full, empty, kStages, 1, kMathThreads);
+      ptx::mbar_init_ring(dq_full, dq_empty, 4, 128, 1);
+    }
+    __syncthreads();
+    pre = n_iters < kStages ? static_cast<int>(n_iters) : kStages;
+    if (tid == kMathThreads) {
+      const int32_t sq_pad = static_cast<int32_t>(p.sq_pad);
+      const int32_t bh0 = static_cast<int32_t>(b * p.heads_q + hk * p.group), qb0 = static_cast<int32_t>(qb_first);
+      const uint32_t stage_s = ptx::smem_addr(stage0), bar_s = ptx::smem_addr(full);
+      for (int it = 0; it < pre; ++it) {  // step it: q block qb0 + it % per_head of head bh0 + it / per_head
+        const int32_t h = it / static_cast<int32_t>(per_head), qb = qb0 + it % static_cast<int32_t>(per_head);
+        tma_stage_f8(p, stage_s + it * 4 * kStepTile, bar_s + 8 * it, qb * kStep, (bh0 + h) * sq_pad + qb * kStep,
+                     (bh0 + h) * D);
+      }
+    }
+  }
   // kF8: K' and V' take the first 16 KiB of their tiles (dQ's staging the second), their row factors fkv.
   if constexpr (kFused) {
     // Resident K, V and K_col^T (two 64-position panels) dequantized here from the FP8 inputs, all
@@ -959,7 +994,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     copy_rows<kRows, D, kThreads>(v_tile, p.w_v + (bhk * p.skv_pad + j0) * D, tid);
     ptx::cp_async_commit();
   }
-  if (tid == 0) {
+  if (!kF8 && tid == 0) {
     if constexpr (kFused) {
       // D = 128 (not kF8): the reducer thread releases a stage too (its staging tiles are in it).
       ptx::mbar_init_ring(full, empty, kStages, 1, kMathThreads + (kDsInStage && !kF8 ? 1 : 0));
@@ -1039,15 +1074,20 @@ __device__ __forceinline__ void dkv_body(const P& p) {
       ptx::tma_prefetch_desc(p.tmap_dot);
       const int32_t i0_first = qb0 * kStep, sq_pad = static_cast<int32_t>(p.sq_pad);
       int32_t i0 = i0_first, qrow = bh0 * sq_pad + i0_first, drow = bh0 * D;
+      int it = 0, qi = 0;
+      if constexpr (kF8) {  // the first `pre` steps went out before the dequantization
+        for (; it < pre; ++it) {
+          i0 += kStep, qrow += kStep;
+          if (++qi == ph32) qi = 0, i0 = i0_first, qrow += sq_pad - ph32 * kStep, drow += D;
+        }
+      }
 #pragma unroll 1
-      for (int it = 0, qi = 0; it < n_it; ++it) {
+      for (; it < n_it; ++it) {
         const int st = it & 1;
         const uint32_t fb = bar_s + 8 * st, stg = stage_s + st * 4 * kStepTile;
         ptx::mbar_wait(fb + 8 * kStages, static_cast<uint32_t>((it >> 1) & 1) ^ 1u);  // empty[st]
-        if constexpr (kF8) {  // Q', dO': one box of 64 rows x 128 bytes each (E4M3)
-          ptx::mbar_arrive_expect_tx(fb, 2 * kStepTile + 2 * kStep * D);
-          ptx::tma_load_2d(stg, p.tmap_q, 0, qrow, fb);
-          ptx::tma_load_2d(stg + kStepTile, p.tmap_do, 0, qrow, fb);
+        if constexpr (kF8) {
+          tma_stage_f8(p, stg, fb, i0, qrow, drow);
         } else {
           ptx::mbar_arrive_expect_tx(fb, 4 * kStepTile);
 #pragma unroll
@@ -1055,9 +1095,9 @@ __device__ __forceinline__ void dkv_body(const P& p) {
             ptx::tma_load_2d(stg + pn * (kStep * 128), p.tmap_q, 64 * pn, qrow, fb);
             ptx::tma_load_2d(stg + kStepTile + pn * (kStep * 128), p.tmap_do, 64 * pn, qrow, fb);
           }
+          ptx::tma_load_2d(stg + 2 * kStepTile, p.tmap_qt, i0, drow, fb);
+          ptx::tma_load_2d(stg + 3 * kStepTile, p.tmap_dot, i0, drow, fb);
         }
-        ptx::tma_load_2d(stg + 2 * kStepTile, p.tmap_qt, i0, drow, fb);
-        ptx::tma_load_2d(stg + 3 * kStepTile, p.tmap_dot, i0, drow, fb);
         i0 += kStep, qrow += kStep;
         if (++qi == ph32) qi = 0, i0 = i0_first, qrow += sq_pad - ph32 * kStep, drow += D;
       }
@@ -1426,11 +1466,48 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   ptx::fence_acc(dv);
   ptx::fence_acc(dk);
 
+  // kF8 with 16-byte aligned dK and dV: the epilogue through shared memory, so that every global store
+  // is a coalesced 16-byte one (the direct 4-byte stores below took ~5-7 us per CTA, docs/PERFORMANCE.md,
+  // twenty-third session). The stage of step n_iters (parity n_iters & 1) is free: its last step,
+  // n_iters - 2, is done by both warpgroups once either passes the last dS^T barrier, and the producer
+  // loads nothing more. Warpgroup wg's dK and dV rows [64][256 bytes] take 32 KiB of it, 16-byte chunks
+  // XOR-swizzled by row (conflict-free fragment stores and row reads).
+  bool staged = false;
+  if constexpr (kF8) {
+    if (((reinterpret_cast<uintptr_t>(p.dk) | reinterpret_cast<uintptr_t>(p.dv)) & 15u) == 0) {
+      staged = true;
+      uint8_t* ebuf = stage0 + static_cast<int>(n_iters & 1) * 4 * kStepTile + wg * (2 * 64 * D * 2);
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int row = r0 + 8 * half;
+#pragma unroll
+        for (int jj = 0; jj < D / 8; ++jj) {
+          const int idx = 4 * jj + 2 * half;
+          const uint32_t off = static_cast<uint32_t>(row * (D * 2) + ((jj ^ (row & 7)) << 4) + (l & 3) * 4);
+          *reinterpret_cast<uint32_t*>(ebuf + off) = dev::f32x2_to_bf16x2(dk[idx], dk[idx + 1]);
+          *reinterpret_cast<uint32_t*>(ebuf + 64 * D * 2 + off) =
+              dev::f32x2_to_bf16x2(__fmul_rn(dv[idx], p.inv_p_scale), __fmul_rn(dv[idx + 1], p.inv_p_scale));
+        }
+      }
+      ptx::named_barrier_sync(10 + wg, 128);
+      constexpr int kChunks = D * 2 / 16;  // per row
+#pragma unroll 4
+      for (int u = t; u < 2 * 64 * kChunks; u += 128) {
+        const int x = u / (64 * kChunks), row = (u / kChunks) % 64, c = u % kChunks;
+        const int64_t j = jw + row;
+        if (j >= lk) continue;
+        const uint4 v = *reinterpret_cast<const uint4*>(ebuf + x * (64 * D * 2) + row * (D * 2) + ((c ^ (row & 7)) << 4));
+        uint16_t* out = x ? p.dv : p.dk;
+        *reinterpret_cast<uint4*>(out + (kvs.base + j * kvs.step) * D + c * 8) = v;
+      }
+    }
+  }
+
   // Epilogue: bf16 pairs straight from the accumulators; rows past the sequence are not written.
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
     const int64_t j = half ? jb : ja;
-    if (j >= lk) continue;
+    if (staged || j >= lk) continue;
     const int64_t row = kvs.base + j * kvs.step;
 #pragma unroll
     for (int jj = 0; jj < D / 8; ++jj) {

@@ -55,6 +55,10 @@ struct Case {
   // scales differ by 2^8 within a row: past the bound of the FP8 products' rescale (a flag sends the
   // call to the exact kernels).
   int outlier = 0;
+  // dQ, dK, dV this many bytes past a 256-byte boundary (4: the plan's required alignment, not 16: the
+  // FP8 dK/dV kernel then writes dK and dV straight from its accumulators instead of through shared
+  // memory).
+  int out_misalign = 0;
   bool varlen() const { return !lens_q.empty(); }
 };
 
@@ -66,6 +70,7 @@ std::string describe(const Case& c) {
                   (c.scales == MXQ_SCALE_LAYOUT_LINEAR ? " linear-scales" : " swizzled-scales");
   if (c.dout_spread != 0.01f) s += " dO-spread " + std::to_string(c.dout_spread);
   if (c.outlier) s += c.outlier == 1 ? " Q-blocks-2^-8" : " K-blocks-2^-8";
+  if (c.out_misalign) s += " outputs+" + std::to_string(c.out_misalign) + "B";
   if (c.varlen()) {
     s += " varlen q[";
     for (auto l : c.lens_q) s += " " + std::to_string(l);
@@ -306,8 +311,9 @@ struct DeviceInputs {
         dod(P.do_d.data), dods(P.do_d.scales), qt(P.q_s.data), qts(P.q_s.scales), kt(P.k_s.data), kts(P.k_s.scales),
         dot(P.do_s.data), dots(P.do_s.scales), o(bytes_of(P.o)), dout(bytes_of(P.dout)), lse(bytes_of(P.lse)),
         cuq(bytes_of(P.cu_q.empty() ? std::vector<int32_t>{0} : P.cu_q)),
-        cukv(bytes_of(P.cu_kv.empty() ? std::vector<int32_t>{0} : P.cu_kv)), dq(P.q.size() * 2), dk(P.k.size() * 2),
-        dv(P.v.size() * 2) {}
+        cukv(bytes_of(P.cu_kv.empty() ? std::vector<int32_t>{0} : P.cu_kv)),
+        dq(P.q.size() * 2, static_cast<size_t>(P.c.out_misalign)), dk(P.k.size() * 2, static_cast<size_t>(P.c.out_misalign)),
+        dv(P.v.size() * 2, static_cast<size_t>(P.c.out_misalign)) {}
   Ptrs ptrs() const {
     return {q.ptr(), qs.ptr(), k.ptr(), ks.ptr(), v.ptr(), vs.ptr(), dod.ptr(), dods.ptr(), qt.ptr(), qts.ptr(), kt.ptr(),
             kts.ptr(), dot.ptr(), dots.ptr(), o.ptr(), dout.ptr(), lse.ptr(), dq.ptr(), dk.ptr(), dv.ptr(), cuq.ptr(), cukv.ptr()};
@@ -660,6 +666,10 @@ TEST_CASE("gpu attention bwd: basic, head dims, layouts, scale layouts", "[gpu][
   SECTION("B1 H1 S64 D64") { run_case(c, gpu, cpu); }
   SECTION("D128 S256 GQA BSHD") {
     c.b = 2, c.hq = 4, c.hkv = 2, c.sq = 256, c.skv = 256, c.d = 128, c.layout = MXQ_ATTN_LAYOUT_BSHD;
+    run_case(c, gpu, cpu);
+  }
+  SECTION("D128 outputs 4-byte aligned (dK, dV without the shared-memory epilogue)") {
+    c.b = 1, c.hq = 2, c.hkv = 1, c.sq = 200, c.skv = 190, c.d = 128, c.out_misalign = 4;
     run_case(c, gpu, cpu);
   }
   SECTION("D64 linear scales odd lengths") {
