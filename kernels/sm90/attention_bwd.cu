@@ -611,14 +611,16 @@ __device__ __forceinline__ void wgmma_bf16_ss_ta64(float (&d)[32], uint64_t desc
 // kF8: one stage's loads (Q', dO': one box of 64 rows x 128 bytes each, E4M3; Q_col^T, dO_col^T: one
 // [D][64] bf16 box each) completing on `fb`, at q row qrow of the [B*Hq*S_pad] rows and position i0 of
 // the transposed maps' row drow.
+template <int D>
 __device__ __forceinline__ void tma_stage_f8(const P& p, uint32_t stg, uint32_t fb, int32_t i0, int32_t qrow,
                                              int32_t drow) {
-  constexpr int kStepTile8 = kStep * 128 * 2;  // D = 128: a bf16 [64][128] slot
-  ptx::mbar_arrive_expect_tx(fb, 2 * kStepTile8 + 2 * kStep * 128);
+  static_assert(D == 128, "FP8 path: rows of 128 bytes");
+  constexpr int kStepTile = kStep * D * 2;  // a stage slot: bf16 [64][D]
+  ptx::mbar_arrive_expect_tx(fb, 2 * kStepTile + 2 * kStep * D);
   ptx::tma_load_2d(stg, p.tmap_q, 0, qrow, fb);
-  ptx::tma_load_2d(stg + kStepTile8, p.tmap_do, 0, qrow, fb);
-  ptx::tma_load_2d(stg + 2 * kStepTile8, p.tmap_qt, i0, drow, fb);
-  ptx::tma_load_2d(stg + 3 * kStepTile8, p.tmap_dot, i0, drow, fb);
+  ptx::tma_load_2d(stg + kStepTile, p.tmap_do, 0, qrow, fb);
+  ptx::tma_load_2d(stg + 2 * kStepTile, p.tmap_qt, i0, drow, fb);
+  ptx::tma_load_2d(stg + 3 * kStepTile, p.tmap_dot, i0, drow, fb);
 }
 
 // Descriptor of the tile whose descriptor low word is `lo`, `off` bytes in (ptx/wgmma_bf16.cuh).
@@ -952,15 +954,22 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   const int64_t n_iters = per_head * p.group;
   const int64_t bhk = b * p.heads_kv + hk;
 
+  // The stages' full/empty rings (fused: and the dQ staging tiles'), set up by thread 0.
+  auto init_barriers = [&] {
+    if constexpr (kFused) {
+      // D = 128 (not kF8): the reducer thread releases a stage too (its staging tiles are in it).
+      ptx::mbar_init_ring(full, empty, kStages, 1, kMathThreads + (kDsInStage && !kF8 ? 1 : 0));
+      ptx::mbar_init_ring(dq_full, dq_empty, 4, 128, 1);
+    } else {
+      ptx::mbar_init_ring(full, empty, kStages, 1, kMathThreads);
+    }
+  };
   // kF8: the barriers first, so that the TMA thread issues the first stages' loads before it joins
   // the dequantization below (they used to wait for it: ~1.5-2 us per CTA, docs/PERFORMANCE.md,
   // twenty-third session).
   [[maybe_unused]] int pre = 0;  // kF8: steps whose loads are issued here
   if constexpr (kF8) {
-    if (tid == 0) {
-      ptx::mbar_init_ring(full, empty, kStages, 1, kMathThreads);
-      ptx::mbar_init_ring(dq_full, dq_empty, 4, 128, 1);
-    }
+    if (tid == 0) init_barriers();
     __syncthreads();
     pre = n_iters < kStages ? static_cast<int>(n_iters) : kStages;
     if (tid == kMathThreads) {
@@ -969,7 +978,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
       const uint32_t stage_s = ptx::smem_addr(stage0), bar_s = ptx::smem_addr(full);
       for (int it = 0; it < pre; ++it) {  // step it: q block qb0 + it % per_head of head bh0 + it / per_head
         const int32_t h = it / static_cast<int32_t>(per_head), qb = qb0 + it % static_cast<int32_t>(per_head);
-        tma_stage_f8(p, stage_s + it * 4 * kStepTile, bar_s + 8 * it, qb * kStep, (bh0 + h) * sq_pad + qb * kStep,
+        tma_stage_f8<D>(p, stage_s + it * 4 * kStepTile, bar_s + 8 * it, qb * kStep, (bh0 + h) * sq_pad + qb * kStep,
                      (bh0 + h) * D);
       }
     }
@@ -994,15 +1003,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     copy_rows<kRows, D, kThreads>(v_tile, p.w_v + (bhk * p.skv_pad + j0) * D, tid);
     ptx::cp_async_commit();
   }
-  if (!kF8 && tid == 0) {
-    if constexpr (kFused) {
-      // D = 128 (not kF8): the reducer thread releases a stage too (its staging tiles are in it).
-      ptx::mbar_init_ring(full, empty, kStages, 1, kMathThreads + (kDsInStage && !kF8 ? 1 : 0));
-      ptx::mbar_init_ring(dq_full, dq_empty, 4, 128, 1);
-    } else {
-      ptx::mbar_init_ring(full, empty, kStages, 1, kMathThreads);
-    }
-  }
+  if (!kF8 && tid == 0) init_barriers();
   ptx::cp_async_wait<0>();
   ptx::fence_proxy_async_shared();
   __syncthreads();
@@ -1087,7 +1088,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
         const uint32_t fb = bar_s + 8 * st, stg = stage_s + st * 4 * kStepTile;
         ptx::mbar_wait(fb + 8 * kStages, static_cast<uint32_t>((it >> 1) & 1) ^ 1u);  // empty[st]
         if constexpr (kF8) {
-          tma_stage_f8(p, stg, fb, i0, qrow, drow);
+          tma_stage_f8<D>(p, stg, fb, i0, qrow, drow);
         } else {
           ptx::mbar_arrive_expect_tx(fb, 4 * kStepTile);
 #pragma unroll
