@@ -13,7 +13,10 @@
 //    64-query tile (Q', dO', by the prep), which fold exactly into P's exponent argument and dP - delta,
 //    and run on FP8 wgmma; a block past the rescale's error bound raises a flag and the exact kernels
 //    queued behind redo the call (docs/NUMERICS.md "Backward on FP8 tensor cores"; PERFORMANCE.md,
-//    twenty-second session: +5-6%, and why dV on FP8 was not kept).
+//    twenty-second session: +5-6%). dK = dS^T Q_col runs on FP8 wgmma too (twenty-fourth session):
+//    dS^T quantized per kv row against a running scale exponent (ds_rows_to_f8: the dK accumulator row
+//    is rescaled when the exponent rises), Q_col' rescaled per column d by the prep (f8_col_tile)
+//    against the column's largest scale (f8_colmax_body), both factors applied to dK once at the end.
 //  - Dequantize once: a prep kernel writes the seven operands (Q, dO, K, V along D; Q, dO, K along
 //    S) as bf16 into the workspace, per (b, h) with the sequence padded to a multiple of 128 with
 //    zeros: along-D operands as [S_pad][D], along-S operands transposed as [D][S_pad] so that every B
@@ -325,6 +328,120 @@ __device__ __forceinline__ void f8_rows(const P& p, const uint8_t* __restrict__ 
   if (bad) f8_raise(p);
 }
 
+// FP8 dK (docs/NUMERICS.md "Backward on FP8 tensor cores"): positions s0..s0+63 of Q quantized along S
+// (D = 128) -> the transposed E4M3 tile of the dK product's B operand, row d of 64 bytes in w8
+// ([B*Hq][D][S_pad] bytes, unswizzled: TMA swizzles on load), each (d, 32-block) rescaled within E4M3
+// to column d's largest scale over the sequence and the KV group's query heads (colmax, f8_colmax_body),
+// so that one power-of-two factor per column multiplies dK at the end. The positions of each 32-block
+// are stored in the order of the dS^T 8-bit A fragments (ds_rows_to_f8; as the forward's V'^T):
+// logical position 4c + t of half h holds physical position 16 h + 8 (t / 2) + 2 c + t % 2. Thread t:
+// column t % 128, 32-block t / 128; the raw tile goes through shared memory (coalesced loads). No
+// error bound: a value shifted below E4M3's normal range moves by at most 2^-10 of its column's factor,
+// 2^-17.8 of the column's largest |Q| (NUMERICS); a NaN scale raises the flag.
+template <int D>
+__device__ __forceinline__ void f8_col_tile(const P& p, uint8_t* tile, const uint8_t* __restrict__ data,
+                                            const uint8_t* __restrict__ sc, uint8_t* w8, const float* colmax,
+                                            const Seq& sq, int64_t bh, int64_t s0) {
+  static_assert(D == 128 && kAttnBwdPrepThreads == 2 * D, "a thread per (column, 32-block)");
+  const int t = static_cast<int>(threadIdx.x);
+  for (int u = t; u < kStep * D / 16; u += kAttnBwdPrepThreads) {
+    const int r = u / (D / 16), c = u % (D / 16);
+    const int64_t s = s0 + r;
+    uint4 v = make_uint4(0u, 0u, 0u, 0u);
+    if (s < sq.len) v = __ldg(reinterpret_cast<const uint4*>(data + sq.row(s) * D + c * 16));
+    *reinterpret_cast<uint4*>(tile + r * D + c * 16) = v;
+  }
+  __syncthreads();
+  const int d = t % D, blk = t / D;
+  const int64_t cblk = s0 / 32 + blk;
+  float f = 0.0f;
+  bool bad = false;
+  if (32 * cblk < sq.len) {
+    const uint8_t* e = sc + bh * p.q_s_entry;
+    const float scale = dev::ue8m0_to_f32(
+        __ldg(e + (p.swizzled ? layout::swizzled_offset(d, cblk, p.q_s_scale_ld) : d * p.q_s_scale_ld + cblk)));
+    const float mx = colmax[(bh / p.heads_q * p.heads_kv + bh % p.heads_q / p.group) * D + d];
+    f = attn::f8_factor(scale, attn::f8_rcp(mx));
+    bad = scale != scale || mx != mx;
+  }
+  const uint8_t* col = tile + 32 * blk * D + d;
+  uint4 raw[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    uint32_t w[4];
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+      const int p0 = 16 * h + 2 * c;  // logical 4c + t -> physical p0, p0 + 1, p0 + 8, p0 + 9
+      w[c] = static_cast<uint32_t>(col[p0 * D]) | (static_cast<uint32_t>(col[(p0 + 1) * D]) << 8) |
+             (static_cast<uint32_t>(col[(p0 + 8) * D]) << 16) | (static_cast<uint32_t>(col[(p0 + 9) * D]) << 24);
+    }
+    raw[h] = make_uint4(w[0], w[1], w[2], w[3]);
+  }
+  uint4* dst = reinterpret_cast<uint4*>(w8 + (bh * D + d) * p.sq_pad + s0 + 32 * blk);
+  dst[0] = attn::e4m3x16_rescale(raw[0], f);
+  dst[1] = attn::e4m3x16_rescale(raw[1], f);
+  if (bad) f8_raise(p);
+}
+
+// FP8 dK's first kernel, one block per (b, kv head): clears the call's flag (block 0) and writes
+// colmax[(b, kv head, d)], the largest scale of Q along S in column d over the sequence and the KV
+// group's query heads (1 for an empty sequence; a NaN scale gives NaN, and f8_col_tile raises the
+// flag). The largest UE8M0 code is the largest scale (0xFF, NaN, above every other). Swizzled scales
+// with a 16-byte aligned base: each 512-byte tile (128 columns d x 4 blocks) is 32 coalesced 16-byte
+// loads, lane l holding columns l + 32k (word k) of 4 blocks (its bytes); else one byte per load.
+template <int D>
+__device__ __forceinline__ void f8_colmax_body(const P& p) {
+  static_assert(D == 128 && kAttnBwdPrepThreads == 256, "one 128-row band of scale tiles, 8 warps");
+  constexpr int kWarps = kAttnBwdPrepThreads / 32;
+  __shared__ uint32_t red[kWarps][D];
+  const int t = static_cast<int>(threadIdx.x), l = t & 31, w = t >> 5;
+  const int64_t bhk = blockIdx.x, b = bhk / p.heads_kv, hk = bhk % p.heads_kv;
+  if (bhk == 0 && t == 0) *p.f8_flag = 0u;
+  const int64_t nblk = (seq_of(p, true, b, 0).len + 31) / 32;
+  auto max_byte = [](uint32_t x) {
+    x = __vmaxu4(x, x >> 16);
+    return __vmaxu4(x, x >> 8) & 0xFFu;
+  };
+  uint32_t mx[4] = {0u, 0u, 0u, 0u};  // swizzled: columns l + 32 k; else mx[0]: column t % D
+  const bool vec = p.swizzled && (reinterpret_cast<uintptr_t>(p.qt_sc) & 15u) == 0;
+  for (int64_t g = 0; g < p.group; ++g) {
+    const uint8_t* e = p.qt_sc + (b * p.heads_q + hk * p.group + g) * p.q_s_entry;
+    if (vec) {
+      const int64_t ntiles = (nblk + 3) / 4;
+#pragma unroll 4
+      for (int64_t tl = w; tl < ntiles; tl += kWarps) {
+        const uint4 v = __ldg(reinterpret_cast<const uint4*>(e + tl * 512) + l);
+        const int64_t left = nblk - 4 * tl;  // blocks of this tile inside the sequence (>= 1)
+        const uint32_t keep = left >= 4 ? 0xFFFFFFFFu : (1u << (8 * left)) - 1u;
+        mx[0] = max(mx[0], max_byte(v.x & keep));
+        mx[1] = max(mx[1], max_byte(v.y & keep));
+        mx[2] = max(mx[2], max_byte(v.z & keep));
+        mx[3] = max(mx[3], max_byte(v.w & keep));
+      }
+    } else {
+      const int64_t d = t % D;
+      for (int64_t c = t / D; c < nblk; c += kAttnBwdPrepThreads / D)
+        mx[0] = max(mx[0], static_cast<uint32_t>(__ldg(
+                               e + (p.swizzled ? layout::swizzled_offset(d, c, p.q_s_scale_ld) : d * p.q_s_scale_ld + c))));
+    }
+  }
+  for (int i = t; i < kWarps * D; i += kAttnBwdPrepThreads) (&red[0][0])[i] = 0u;
+  __syncthreads();
+  if (vec) {
+#pragma unroll
+    for (int k = 0; k < 4; ++k) red[w][l + 32 * k] = mx[k];
+  } else {
+    red[t / D][t % D] = mx[0];
+  }
+  __syncthreads();
+  if (t < D) {
+    uint32_t m = 0u;
+#pragma unroll
+    for (int k = 0; k < kWarps; ++k) m = max(m, red[k][t]);
+    p.f8_qtc[bhk * D + t] = nblk == 0 ? 1.0f : dev::ue8m0_to_f32(static_cast<uint8_t>(m));
+  }
+}
+
 using attn::ex2;
 
 // int64 -> int32 for tile-local mask arithmetic (|bounds| far beyond a tile saturate harmlessly).
@@ -468,6 +585,89 @@ __device__ __forceinline__ void mx_rows_to_frags(const float (&x)[32], uint32_t 
   }
 }
 
+// ---- FP8 dK: dS^T quantized per kv row against a running scale (docs/NUMERICS.md) ----------------
+// kF8: the E4M3 A fragments of dK += dS^T Q_col' over the step's two k32 steps. Each kv row of the
+// thread (r0: half 0, r0 + 8: half 1) keeps one scale exponent ra[half] for the whole walk instead of
+// one per 32-block and step: its values x * f (mx_rows_to_frags) are multiplied by 2^(127 - ra) and
+// rounded to E4M3 as the recipe rounds them: the same code wherever ra is the block's own exponent,
+// and wherever the shifted value stays in E4M3's normal range (a power-of-two shift commutes with the
+// rounding there). When a row's maximum over the step's 64 queries needs a larger exponent than ra,
+// ra becomes that exponent plus kDsHead (headroom, so that rises are rare) and the row's dK
+// accumulator is multiplied by 2^(ra_old - ra_new) first (exact: a power of two; a warp-uniform
+// branch, taken by the whole warp if any of its rows rises). dK = acc * 2^(ra - 127) times Q_col's
+// column factor at the end. A value below 2^-(6 + kDsHead) of its row's largest so far rounds on
+// E4M3's subnormal grid (at most 2^-10 * 2^(ra - 127) away). The fast form multiplies once by
+// f * 2^(127 - ra), whose bits are fc - (ra << 23) while ra <= 134 and f's fold is valid (fold_ok);
+// else the warp multiplies by f, then by 2^(127 - ra) (the same fp32 values). Returns true if a row's
+// maximum is NaN or Inf (exponent >= 254): the caller raises the flag and the exact kernels redo the
+// call, so that such inputs get the exact path's results.
+constexpr uint32_t kDsHead = 2;
+template <int N>
+__device__ __forceinline__ bool ds_rows_to_f8(const float (&x)[32], uint32_t (&a)[2][4], uint32_t (&ra)[2],
+                                              float (&acc)[N], float f, uint32_t fc, bool fold_ok) {
+  float am[2];
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    float v = 0.0f;
+#pragma unroll
+    for (int jj = 0; jj < 8; ++jj) v = max_abs_nan(max_abs_nan(v, x[4 * jj + 2 * half]), x[4 * jj + 2 * half + 1]);
+    am[half] = v;
+  }
+#pragma unroll
+  for (int lanes = 1; lanes <= 2; lanes *= 2)
+#pragma unroll
+    for (int half = 0; half < 2; ++half) am[half] = max_nan(am[half], __shfl_xor_sync(0xFFFFFFFFu, am[half], lanes));
+  uint32_t e[2];
+  bool grow = false, bad = false;
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    e[half] = rceil_e4m3_exponent(__fmul_rn(am[half], f));
+    bad |= e[half] >= 254u;
+    e[half] = min(e[half], 253u);
+    grow |= e[half] > ra[half];
+  }
+  if (__any_sync(0xFFFFFFFFu, grow)) {
+    float fr[2];
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const uint32_t n = e[half] > ra[half] ? min(e[half] + kDsHead, e[half] <= 134u ? 134u : 253u) : ra[half];
+      const uint32_t dl = n - ra[half];
+      fr[half] = dl >= 127u ? 0.0f : __uint_as_float((127u - dl) << 23);
+      ra[half] = n;
+    }
+#pragma unroll
+    for (int i = 0; i < N; ++i) acc[i] = __fmul_rn(acc[i], fr[(i >> 1) & 1]);
+  }
+  auto pack = [&](auto q2) {
+    // Fragment word j of k32 step kk: row r0 (+ 8 for j odd), logical k = 4 (l % 4) + 0..3 (+ 16 for
+    // j >= 2), i.e. physical queries 2 (l % 4) + {0, 1} and + 8 (+ 16): Q_col' is stored in that order.
+#pragma unroll
+    for (int kk = 0; kk < 2; ++kk) {
+      const float* q = x + 16 * kk;
+      a[kk][0] = q2(q[0], q[1], 0) | (q2(q[4], q[5], 0) << 16);
+      a[kk][1] = q2(q[2], q[3], 1) | (q2(q[6], q[7], 1) << 16);
+      a[kk][2] = q2(q[8], q[9], 0) | (q2(q[12], q[13], 0) << 16);
+      a[kk][3] = q2(q[10], q[11], 1) | (q2(q[14], q[15], 1) << 16);
+    }
+  };
+  auto cvt = [](float u, float v) { return static_cast<uint32_t>(dev::f32x2_to_fp8x2_satfinite<Fp8::E4M3>(u, v)); };
+  if (__any_sync(0xFFFFFFFFu, !fold_ok || ra[0] > 134u || ra[1] > 134u)) {
+    float m[2];
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      float unused;
+      e4m3_scale_of_exponent(ra[half], m[half], unused);  // 2^(127 - ra)
+    }
+    pack([&](float u, float v, int half) {
+      return cvt(__fmul_rn(__fmul_rn(u, f), m[half]), __fmul_rn(__fmul_rn(v, f), m[half]));
+    });
+  } else {
+    const float inv[2] = {__uint_as_float(fc - (ra[0] << 23)), __uint_as_float(fc - (ra[1] << 23))};
+    pack([&](float u, float v, int half) { return cvt(__fmul_rn(u, inv[half]), __fmul_rn(v, inv[half])); });
+  }
+  return bad;
+}
+
 // ---- fused dQ: dS^T quantized along s_kv (its accumulator ROWS) -------------------------------
 // In the dK/dV kernel the tile in registers is dS^T (rows = kv positions r0, r0 + 8 of each warp's 16,
 // columns = queries), and dQ's 32-blocks run along s_kv: a block is the 32 rows of two warps
@@ -608,21 +808,27 @@ __device__ __forceinline__ void wgmma_bf16_ss_ta64(float (&d)[32], uint64_t desc
 }
 #endif
 
-// kF8: one stage's loads (Q', dO': one box of 64 rows x 128 bytes each, E4M3; Q_col^T, dO_col^T: one
-// [D][64] bf16 box each) completing on `fb`, at q row qrow of the [B*Hq*S_pad] rows and position i0 of
-// the transposed maps' row drow.
+// kF8: one stage's loads (Q', dO': one box of 64 rows x 128 bytes each, E4M3; Q_col': one [D][64] E4M3
+// box, 64-byte swizzle; dO_col^T: one [D][64] bf16 box) completing on `fb`, at q row qrow of the
+// [B*Hq*S_pad] rows and position i0 of the transposed maps' row drow.
 template <int D>
 __device__ __forceinline__ void tma_stage_f8(const P& p, uint32_t stg, uint32_t fb, int32_t i0, int32_t qrow,
                                              int32_t drow) {
   static_assert(D == 128, "FP8 path: rows of 128 bytes");
   constexpr int kStepTile = kStep * D * 2;  // a stage slot: bf16 [64][D]
-  ptx::mbar_arrive_expect_tx(fb, 2 * kStepTile + 2 * kStep * D);
+  ptx::mbar_arrive_expect_tx(fb, kStepTile + 3 * kStep * D);
   ptx::tma_load_2d(stg, p.tmap_q, 0, qrow, fb);
   ptx::tma_load_2d(stg + kStepTile, p.tmap_do, 0, qrow, fb);
   ptx::tma_load_2d(stg + 2 * kStepTile, p.tmap_qt, i0, drow, fb);
   ptx::tma_load_2d(stg + 3 * kStepTile, p.tmap_dot, i0, drow, fb);
 }
 
+// Descriptor of a K-major operand of 64-byte rows with the 64-byte swizzle (8-row groups 512 bytes
+// apart; the tile 512-byte aligned); stepping along K inside the row adds to the start address.
+__device__ __forceinline__ uint64_t desc_sw64(uint32_t smem_addr) {
+  return static_cast<uint64_t>((smem_addr & 0x3FFFFu) >> 4) | (uint64_t(1) << 16) | (uint64_t(512 >> 4) << 32) |
+         (uint64_t(2) << 62);
+}
 // Descriptor of the tile whose descriptor low word is `lo`, `off` bytes in (ptx/wgmma_bf16.cuh).
 __device__ __forceinline__ uint64_t desc(uint32_t lo, uint32_t off) { return ptx::smem_desc_sw128_at(lo, off); }
 
@@ -697,14 +903,15 @@ __device__ __forceinline__ void prep_block(const P& p, uint32_t bx, uint32_t by,
   __shared__ alignas(1024) uint8_t tile[D * 128];
   // Two-kernel path: z = 0..6 the operands, 7 delta. The fused path (dq_acc set) leaves K, V and
   // K_col to the dK/dV kernel: z = 0..5 are Q, dO, Q_col, dO_col, the zeroing, delta; kF8: Q and dO
-  // as E4M3 rescaled per tile (f8_rows). The exact fallback behind the FP8 kernels (f8_mode 2) does
-  // nothing unless their flag is up, and then z = 0..2: Q, dO to bf16 and the dQ accumulator and
-  // its counters reset (the other slices' results are the FP8 run's, unchanged).
+  // as E4M3 rescaled per tile (f8_rows), and Q_col as the FP8 dK product's E4M3 tile (f8_col_tile).
+  // The exact fallback behind the FP8 kernels (f8_mode 2) does nothing unless their flag is up, and
+  // then z = 0..3: Q, dO, Q_col to bf16 and the dQ accumulator and its counters reset (the other
+  // slices' results are the FP8 run's, unchanged).
   const int z = static_cast<int>(bz);
   static_assert(kPrepQt == 4 && kPrepZeroDq == 7 && kPrepDelta == 8 && kAttnBwdPrepSlicesFused == 6 &&
-                    kAttnBwdPrepSlicesFallback == 3,
+                    kAttnBwdPrepSlicesFallback == 4,
                 "slice maps");
-  const int op = p.f8_mode == 2 ? (z < 2 ? z : kPrepZeroDq)
+  const int op = p.f8_mode == 2 ? (z < 2 ? z : z == 2 ? kPrepQt : kPrepZeroDq)
                  : p.dq_acc    ? (z < 2 ? z : z < 4 ? z + 2 : z + 3)
                                : (z == 7 ? kPrepDelta : z);
   if (op == kPrepDelta) {
@@ -746,6 +953,8 @@ __device__ __forceinline__ void prep_block(const P& p, uint32_t bx, uint32_t by,
   if (kF8 && op <= kPrepDO) {
     if constexpr (kF8)
       f8_rows<D>(p, data, sc, reinterpret_cast<uint8_t*>(out), op == kPrepQ ? p.f8_qf : p.f8_dof, sq, bh, spad, s0);
+  } else if (kF8 && op == kPrepQt) {
+    if constexpr (kF8) f8_col_tile<D>(p, tile, data, sc, reinterpret_cast<uint8_t*>(out), p.f8_qtc, sq, bh, s0);
   } else if (op <= kPrepV) {
     // [S_pad][D] rows: 8 elements per unit, 16-byte coalesced stores.
     constexpr int kUnitsPerRow = D / 8;
@@ -776,7 +985,8 @@ __device__ __forceinline__ void prep_block(const P& p, uint32_t bx, uint32_t by,
 
 // The prep grid's blocks; behind the FP8 kernels (f8_mode 2, z = kAttnBwdPrepSlicesFallback slices)
 // a grid of a few blocks per SM that does nothing unless the flag is up, and then walks the blocks
-// (its slices have no block-wide barriers): a full grid of blocks that return at once took ~30 us.
+// (a barrier between blocks: the Q_col slice's tile in shared memory): a full grid of blocks that
+// return at once took ~30 us.
 template <int D, bool kF8 = false>
 __device__ __forceinline__ void prep_body(const P& p) {
   if (kF8 || p.f8_mode != 2) {
@@ -785,8 +995,10 @@ __device__ __forceinline__ void prep_body(const P& p) {
   }
   if (!f8_flag_up(p)) return;  // final by then
   const uint32_t gx = static_cast<uint32_t>(p.sq_pad / kStep), gy = static_cast<uint32_t>(p.batch * p.heads_q);
-  for (uint32_t v = blockIdx.x; v < gx * gy * kAttnBwdPrepSlicesFallback; v += gridDim.x)
+  for (uint32_t v = blockIdx.x; v < gx * gy * kAttnBwdPrepSlicesFallback; v += gridDim.x) {
     prep_block<D, false>(p, v % gx, (v / gx) % gy, v / (gx * gy));
+    __syncthreads();
+  }
 }
 
 // ---- fused-dQ post pass: the fp32 dQ workspace -> bf16 dQ in the output layout ----------------
@@ -1142,7 +1354,11 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   // it+1 are computed while dP^T runs. Nothing is in flight across the loop's back edge, which
   // ptxas needs to keep the wgmmas asynchronous.
   float s[32], dp[32];
-  uint32_t pa[4][4], da[4][4];
+  // dK's A fragments: bf16, 4 k16 steps; kF8: E4M3, 2 k32 steps (ds_rows_to_f8), against the running
+  // scale exponents ra of the thread's two kv rows.
+  constexpr int kDaK = kF8 ? 2 : 4;
+  uint32_t pa[4][4], da[kDaK][4];
+  [[maybe_unused]] uint32_t ra[2] = {0u, 0u};
   auto stage_addr = [&](int64_t it) { return ptx::smem_addr(stage0 + static_cast<int>(it & 1) * 4 * kStepTile); };
   uint32_t kf[kRegKs > 0 ? kRegKs : 1][4], vf[kRegKs > 0 ? kRegKs : 1][4];
   if constexpr (kRegKs > 0) {
@@ -1370,15 +1586,23 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   };
   auto back = [&](int64_t it, const Pos& pc, const Pos& pn, auto next_tag) {  // pc, pn: positions of steps it, it+1
     constexpr bool kNext = decltype(next_tag)::value;
-    const uint32_t qc_lo = ptx::smem_desc_sw128_lo(stage_addr(it) + 2 * kStepTile);
+    [[maybe_unused]] const uint32_t qc_lo = ptx::smem_desc_sw128_lo(stage_addr(it) + 2 * kStepTile);
     Ld ldn{};
     if constexpr (kNext) ldn = load_ld(pn);
     // dV's products start while dS is quantized on the CUDA cores.
     issue_dv(it);
-    mx_rows_to_frags(dp, da, p.ds_scale, p.ds_scale_c, p.ds_fold != 0);
-    ptx::wgmma_fence();
+    if constexpr (kF8) {  // dK on FP8 wgmma: Q_col' is 128 rows d of 64 bytes (queries), 64-byte swizzle
+      if (ds_rows_to_f8(dp, da, ra, dk, p.ds_scale, p.ds_scale_c, p.ds_fold != 0)) f8_raise(p);
+      ptx::wgmma_fence();
+      const uint32_t qc = stage_addr(it) + 2 * kStepTile;
 #pragma unroll
-    for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dk, da[k], desc(qc_lo, k * 32), 1);
+      for (int k = 0; k < 2; ++k) ptx::wgmma_e4m3_rs_n128(dk, da[k], desc_sw64(qc + k * 32), 1);
+    } else {
+      mx_rows_to_frags(dp, da, p.ds_scale, p.ds_scale_c, p.ds_fold != 0);
+      ptx::wgmma_fence();
+#pragma unroll
+      for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dk, da[k], desc(qc_lo, k * 32), 1);
+    }
     ptx::wgmma_commit();
     if constexpr (kFused) {
       ptx::wgmma_wait<1>();  // dV done: its A registers are free for the column quantization
@@ -1393,7 +1617,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
         // dQ: with both next to the dQ accumulator ptxas serializes the wgmmas and spills (C7512).
         ptx::wgmma_wait<1>();
 #pragma unroll
-        for (int k = 0; k < 4; ++k) ptx::fence_regs(da[k]);
+        for (int k = 0; k < kDaK; ++k) ptx::fence_regs(da[k]);
         issue_s(it + 1);
         if constexpr (kEarlyDp) {
           issue_dp(it + 1);
@@ -1421,7 +1645,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
       } else {
         ptx::wgmma_wait<0>();
 #pragma unroll
-        for (int k = 0; k < 4; ++k) ptx::fence_regs(da[k]);
+        for (int k = 0; k < kDaK; ++k) ptx::fence_regs(da[k]);
         ptx::fence_acc(dq);
         dq_stage(it, dq);
       }
@@ -1432,7 +1656,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
       issue_s(it + 1);
       ptx::wgmma_wait<1>();  // dK done: the stage and dK's A registers are free
 #pragma unroll
-      for (int k = 0; k < 4; ++k) ptx::fence_regs(da[k]);
+      for (int k = 0; k < kDaK; ++k) ptx::fence_regs(da[k]);
       ptx::mbar_arrive(&empty[it & 1]);
       issue_dp(it + 1);
       front(pn, ldn);
@@ -1441,7 +1665,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
 #pragma unroll
       for (int k = 0; k < 4; ++k) {  // the A registers stay live until the wgmmas reading them are done
         ptx::fence_regs(pa[k]);
-        ptx::fence_regs(da[k]);
+        if (k < kDaK) ptx::fence_regs(da[k]);
       }
     }
   };
@@ -1466,6 +1690,25 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   }
   ptx::fence_acc(dv);
   ptx::fence_acc(dk);
+  // A bf16 pair of dK (columns x, x + 1 of row half): kF8 multiplies the accumulator by its row's
+  // 2^(ra - 127) and Q_col's column factors (powers of two: exact).
+  [[maybe_unused]] float dk_row[2] = {1.0f, 1.0f};
+  if constexpr (kF8) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      float inv;
+      e4m3_scale_of_exponent(ra[half], inv, dk_row[half]);
+    }
+  }
+  auto dk_pair = [&](int idx, int half, int x) {
+    if constexpr (kF8) {
+      const float2 c = __ldg(reinterpret_cast<const float2*>(p.f8_qtc + bhk * D + x));
+      return dev::f32x2_to_bf16x2(__fmul_rn(__fmul_rn(dk[idx], dk_row[half]), c.x),
+                                  __fmul_rn(__fmul_rn(dk[idx + 1], dk_row[half]), c.y));
+    } else {
+      return dev::f32x2_to_bf16x2(dk[idx], dk[idx + 1]);
+    }
+  };
 
   // kF8 with 16-byte aligned dK and dV: the epilogue through shared memory, so that every global store
   // is a coalesced 16-byte one (the direct 4-byte stores below took ~5-7 us per CTA, docs/PERFORMANCE.md,
@@ -1485,7 +1728,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
         for (int jj = 0; jj < D / 8; ++jj) {
           const int idx = 4 * jj + 2 * half;
           const uint32_t off = static_cast<uint32_t>(row * (D * 2) + ((jj ^ (row & 7)) << 4) + (l & 3) * 4);
-          *reinterpret_cast<uint32_t*>(ebuf + off) = dev::f32x2_to_bf16x2(dk[idx], dk[idx + 1]);
+          *reinterpret_cast<uint32_t*>(ebuf + off) = dk_pair(idx, half, 8 * jj + 2 * (l & 3));
           *reinterpret_cast<uint32_t*>(ebuf + 64 * D * 2 + off) =
               dev::f32x2_to_bf16x2(__fmul_rn(dv[idx], p.inv_p_scale), __fmul_rn(dv[idx + 1], p.inv_p_scale));
         }
@@ -1514,7 +1757,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     for (int jj = 0; jj < D / 8; ++jj) {
       const int x = 8 * jj + 2 * (l & 3);
       const int idx = 4 * jj + 2 * half;
-      *reinterpret_cast<uint32_t*>(p.dk + row * D + x) = dev::f32x2_to_bf16x2(dk[idx], dk[idx + 1]);
+      *reinterpret_cast<uint32_t*>(p.dk + row * D + x) = dk_pair(idx, half, x);
       *reinterpret_cast<uint32_t*>(p.dv + row * D + x) =
           dev::f32x2_to_bf16x2(__fmul_rn(dv[idx], p.inv_p_scale), __fmul_rn(dv[idx + 1], p.inv_p_scale));
     }
@@ -1778,6 +2021,10 @@ __device__ __forceinline__ void dq_entry(const P& p) {
 extern "C" __global__ void __launch_bounds__(mxq::kAttnBwdPrepThreads)
     mxq_attn_bwd_sm90_prep8_d128(const __grid_constant__ mxq::AttnBwdSm90Params p) {
   mxq::sm90attn::prep_body<128, true>(p);
+}
+extern "C" __global__ void __launch_bounds__(mxq::kAttnBwdPrepThreads)
+    mxq_attn_bwd_sm90_f8colmax_d128(const __grid_constant__ mxq::AttnBwdSm90Params p) {
+  mxq::sm90attn::f8_colmax_body<128>(p);
 }
 extern "C" __global__ void __launch_bounds__(mxq::kAttnBwdThreads, 1)
     mxq_attn_bwd_sm90_dkvq8_d128(const __grid_constant__ mxq::AttnBwdSm90Params p) {

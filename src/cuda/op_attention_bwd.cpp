@@ -75,14 +75,19 @@ class AttentionBwdSm90 final : public OpImpl {
       f8_fallback_ = f8_ && m != '2';
     }
     // [0] prep (+ delta), [1] dK/dV (fused: + dQ), [2] dQ (fused: the post pass); FP8: the prep and
-    // dK/dV kernels of the FP8 products, and [3], [4] the exact ones behind them.
+    // dK/dV kernels of the FP8 products, [3], [4] the exact ones behind them, and [5] the FP8 path's
+    // first kernel (the flag cleared, Q_col's column factors).
     const char* f8s = f8_ ? "8" : "";
     names_[0] = fmt::format("mxq_attn_bwd_sm90_prep{}_d{}", f8s, dim);
     names_[1] = fmt::format("mxq_attn_bwd_sm90_{}{}_d{}", fused_ ? "dkvq" : "dkv", f8s, dim);
     names_[2] = fmt::format("mxq_attn_bwd_sm90_{}_d{}", fused_ ? "dqpost" : "dq", dim);
     names_[3] = fmt::format("mxq_attn_bwd_sm90_prep_d{}", dim);
     names_[4] = fmt::format("mxq_attn_bwd_sm90_dkvq_d{}", dim);
-    for (int i = 0; i < (f8_fallback_ ? 5 : 3); ++i) fn_[i] = dev.kernel(names_[i].c_str());
+    names_[5] = fmt::format("mxq_attn_bwd_sm90_f8colmax_d{}", dim);
+    for (int i = 0; i < 3; ++i) fn_[i] = dev.kernel(names_[i].c_str());
+    if (f8_fallback_)
+      for (int i = 3; i < 5; ++i) fn_[i] = dev.kernel(names_[i].c_str());
+    if (f8_) fn_[5] = dev.kernel(names_[5].c_str());
 
     const bool swz = d.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
     const int64_t dcols = layout::scale_cols(d.head_dim);
@@ -128,8 +133,10 @@ class AttentionBwdSm90 final : public OpImpl {
     ws_dqacc_ = fused_ ? d.batch * d.heads_q * base_.sq_pad * d.head_dim * 4 : 0;
     ws_dqcnt_ = fused_ ? layout::round_up(d.batch * d.heads_q * (base_.sq_pad / kAttnBwdStepRows) * 4, 256) : 0;
     // FP8: the factors of the Q' and dO' tiles (one float per 64-row q tile each: the counters' size),
-    // then the flag. Q' and dO' themselves take the first half of the bf16 Q and dO copies' space.
-    ws_f8_ = f8_ ? 2 * ws_dqcnt_ + 256 : 0;
+    // the flag, and Q_col's column factors (a float per (b, kv head, d)). Q', dO' and Q_col' themselves
+    // take the first half of the bf16 Q, dO and Q_col^T copies' space.
+    ws_f8col_ = f8_ ? layout::round_up(d.batch * d.heads_kv * d.head_dim * 4, 256) : 0;
+    ws_f8_ = f8_ ? 2 * ws_dqcnt_ + 256 + ws_f8col_ : 0;
     // The dK/dV kernel's shared memory (the exact fused kernel behind the FP8 one takes smem_exact_).
     smem_exact_ = fused_ ? attn_bwd_dkvq_smem_bytes(dim) : attn_bwd_dkv_smem_bytes(dim);
     smem_kv_ = f8_ ? attn_bwd_dkvq8_smem_bytes(dim) : smem_exact_;
@@ -138,10 +145,10 @@ class AttentionBwdSm90 final : public OpImpl {
   std::string name() const override { return names_[1]; }
   std::string reason() const override {
     if (f8_)
-      return "sm_90a: S^T and dP^T on FP8 wgmma over operands rescaled within E4M3 (one power-of-two factor per kv "
-             "row and 64-query tile; the exact kernels redo the call for inputs past the rescale's error bound), the "
-             "other products on bf16 wgmma over exactly dequantized operands, dQ fused into the dK/dV kernel (fp32 "
-             "atomics into the workspace; not deterministic)";
+      return "sm_90a: S^T, dP^T and dK on FP8 wgmma over operands rescaled within E4M3 (one power-of-two factor per "
+             "kv row and 64-query tile for S^T and dP^T; per Q column and per dS^T row for dK; the exact kernels redo "
+             "the call for inputs past the rescale's error bound), dV and dQ on bf16 wgmma over exactly dequantized "
+             "operands, dQ fused into the dK/dV kernel (fp32 atomics into the workspace; not deterministic)";
     return fused_ ? "sm_90a: FP8 operands dequantized exactly to bf16 once (workspace), bf16 wgmma, dQ fused "
                     "into the dK/dV kernel (fp32 atomics into the workspace, 5 matmuls; not deterministic)"
                   : "sm_90a: FP8 operands dequantized exactly to bf16 once (workspace), bf16 wgmma, deterministic "
@@ -211,6 +218,7 @@ class AttentionBwdSm90 final : public OpImpl {
           p.f8_qf = reinterpret_cast<float*>(f8);
           p.f8_dof = reinterpret_cast<float*>(f8 + ws_dqcnt_);
           p.f8_flag = reinterpret_cast<uint32_t*>(f8 + 2 * ws_dqcnt_);
+          p.f8_qtc = reinterpret_cast<float*>(f8 + 2 * ws_dqcnt_ + 256);
           p.f8_mode = 1;
         }
       } else {
@@ -247,15 +255,21 @@ class AttentionBwdSm90 final : public OpImpl {
                       kAttnBwdStepRows, CU_TENSOR_MAP_SWIZZLE_128B, "attention backward Q' workspace");
         encode_tma_2d(p.tmap_do, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, p.w_do, d_.head_dim, rq * base_.sq_pad, 128,
                       kAttnBwdStepRows, CU_TENSOR_MAP_SWIZZLE_128B, "attention backward dO' workspace");
+        // Q_col': rows (b, q head, d) of S_pad bytes, boxes of D rows x 64 positions, 64-byte swizzle.
+        encode_tma_2d(p.tmap_qt, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, p.w_qt, base_.sq_pad, rq * d_.head_dim, 64,
+                      static_cast<uint32_t>(d_.head_dim), CU_TENSOR_MAP_SWIZZLE_64B,
+                      "attention backward Q_col' workspace");
       }
     }
 
     const int64_t dim = d_.head_dim;
     void* params[] = {&p};
-    if (f8_)  // 0. the FP8 kernels' flag cleared
-      check(driver().cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(p.f8_flag), 0, 4,
-                                     reinterpret_cast<CUstream>(stream)),
-            "attention backward: clearing the FP8 flag");
+    if (f8_) {  // 0. the FP8 kernels' flag cleared and Q_col's column factors (a block per (b, kv head))
+      Dim3 g, blk;
+      g.x = static_cast<unsigned>(d_.batch * d_.heads_kv);
+      blk.x = kAttnBwdPrepThreads;
+      dev_.launch(fn_[5], g, blk, 0, stream, params, names_[5].c_str());
+    }
     // 1. The FP8 operands the main loops stream to bf16, once (positions past each sequence become
     //    zeros; the fused path: only the q side, and the dQ accumulator zeroed), and delta =
     //    rowsum(dO * O) for every query row, as slices of one grid.
@@ -329,10 +343,10 @@ class AttentionBwdSm90 final : public OpImpl {
   AttentionDesc d_;
   Device& dev_;
   bool fused_ = false, f8_ = false, f8_fallback_ = false;
-  std::string names_[5];
-  CUfunction fn_[5] = {};
+  std::string names_[6];
+  CUfunction fn_[6] = {};
   AttnBwdSm90Params base_{};
-  int64_t ws_delta_ = 0, ws_q_ = 0, ws_kv_ = 0, ws_dqacc_ = 0, ws_dqcnt_ = 0, ws_f8_ = 0;
+  int64_t ws_delta_ = 0, ws_q_ = 0, ws_kv_ = 0, ws_dqacc_ = 0, ws_dqcnt_ = 0, ws_f8col_ = 0, ws_f8_ = 0;
   int64_t smem_kv_ = 0, smem_exact_ = 0;
 };
 
