@@ -13,10 +13,12 @@
 //    64-query tile (Q', dO', by the prep), which fold exactly into P's exponent argument and dP - delta,
 //    and run on FP8 wgmma; a block past the rescale's error bound raises a flag and the exact kernels
 //    queued behind redo the call (docs/NUMERICS.md "Backward on FP8 tensor cores"; PERFORMANCE.md,
-//    twenty-second session: +5-6%). dK = dS^T Q_col runs on FP8 wgmma too (twenty-fourth session):
-//    dS^T quantized per kv row against a running scale exponent (ds_rows_to_f8: the dK accumulator row
-//    is rescaled when the exponent rises), Q_col' rescaled per column d by the prep (f8_col_tile)
-//    against the column's largest scale (f8_colmax_body), both factors applied to dK once at the end.
+//    twenty-second session: +5-6%). dK = dS^T Q_col and dV = Pq^T dO_col run on FP8 wgmma too
+//    (twenty-fourth session): dS^T quantized per kv row against a running scale exponent
+//    (ds_rows_to_f8: the dK accumulator row is rescaled when the exponent rises), Pq is E4M3 already
+//    (one fixed scale, p_scale), and Q_col', dO_col' are rescaled per column d by the prep
+//    (f8_col_tile) against the column's largest scale (f8_colmax_body); the factors multiply dK and
+//    dV once at the end.
 //  - Dequantize once: a prep kernel writes the seven operands (Q, dO, K, V along D; Q, dO, K along
 //    S) as bf16 into the workspace, per (b, h) with the sequence padded to a multiple of 128 with
 //    zeros: along-D operands as [S_pad][D], along-S operands transposed as [D][S_pad] so that every B
@@ -328,16 +330,17 @@ __device__ __forceinline__ void f8_rows(const P& p, const uint8_t* __restrict__ 
   if (bad) f8_raise(p);
 }
 
-// FP8 dK (docs/NUMERICS.md "Backward on FP8 tensor cores"): positions s0..s0+63 of Q quantized along S
-// (D = 128) -> the transposed E4M3 tile of the dK product's B operand, row d of 64 bytes in w8
+// FP8 dK and dV (docs/NUMERICS.md "Backward on FP8 tensor cores"): positions s0..s0+63 of Q or dO
+// quantized along S (D = 128) -> the transposed E4M3 tile of the dK or dV product's B operand, row d
+// of 64 bytes in w8
 // ([B*Hq][D][S_pad] bytes, unswizzled: TMA swizzles on load), each (d, 32-block) rescaled within E4M3
 // to column d's largest scale over the sequence and the KV group's query heads (colmax, f8_colmax_body),
 // so that one power-of-two factor per column multiplies dK at the end. The positions of each 32-block
-// are stored in the order of the dS^T 8-bit A fragments (ds_rows_to_f8; as the forward's V'^T):
+// are stored in the order of the dS^T and Pq 8-bit A fragments (ds_rows_to_f8; as the forward's V'^T):
 // logical position 4c + t of half h holds physical position 16 h + 8 (t / 2) + 2 c + t % 2. Thread t:
 // column t % 128, 32-block t / 128; the raw tile goes through shared memory (coalesced loads). No
 // error bound: a value shifted below E4M3's normal range moves by at most 2^-10 of its column's factor,
-// 2^-17.8 of the column's largest |Q| (NUMERICS); a NaN scale raises the flag.
+// 2^-17.8 of the column's largest magnitude (NUMERICS); a NaN scale raises the flag.
 template <int D>
 __device__ __forceinline__ void f8_col_tile(const P& p, uint8_t* tile, const uint8_t* __restrict__ data,
                                             const uint8_t* __restrict__ sc, uint8_t* w8, const float* colmax,
@@ -383,10 +386,10 @@ __device__ __forceinline__ void f8_col_tile(const P& p, uint8_t* tile, const uin
   if (bad) f8_raise(p);
 }
 
-// FP8 dK's first kernel, one block per (b, kv head): clears the call's flag (block 0) and writes
-// colmax[(b, kv head, d)], the largest scale of Q along S in column d over the sequence and the KV
-// group's query heads (1 for an empty sequence; a NaN scale gives NaN, and f8_col_tile raises the
-// flag). The largest UE8M0 code is the largest scale (0xFF, NaN, above every other). Swizzled scales
+// The FP8 path's first kernel, one block per (b, kv head) and tensor (blockIdx.y: Q, dO along S):
+// clears the call's flag (block 0) and writes the tensor's colmax[(b, kv head, d)] (f8_qtc, f8_dotc),
+// its largest scale in column d over the sequence and the KV group's query heads (1 for an empty
+// sequence; a NaN scale gives NaN, and f8_col_tile raises the flag). The largest UE8M0 code is the largest scale (0xFF, NaN, above every other). Swizzled scales
 // with a 16-byte aligned base: each 512-byte tile (128 columns d x 4 blocks) is 32 coalesced 16-byte
 // loads, lane l holding columns l + 32k (word k) of 4 blocks (its bytes); else one byte per load.
 template <int D>
@@ -396,16 +399,18 @@ __device__ __forceinline__ void f8_colmax_body(const P& p) {
   __shared__ uint32_t red[kWarps][D];
   const int t = static_cast<int>(threadIdx.x), l = t & 31, w = t >> 5;
   const int64_t bhk = blockIdx.x, b = bhk / p.heads_kv, hk = bhk % p.heads_kv;
-  if (bhk == 0 && t == 0) *p.f8_flag = 0u;
+  if (bhk == 0 && blockIdx.y == 0 && t == 0) *p.f8_flag = 0u;
+  const uint8_t* scales = blockIdx.y == 0 ? p.qt_sc : p.doutt_sc;
+  float* colmax = blockIdx.y == 0 ? p.f8_qtc : p.f8_dotc;
   const int64_t nblk = (seq_of(p, true, b, 0).len + 31) / 32;
   auto max_byte = [](uint32_t x) {
     x = __vmaxu4(x, x >> 16);
     return __vmaxu4(x, x >> 8) & 0xFFu;
   };
   uint32_t mx[4] = {0u, 0u, 0u, 0u};  // swizzled: columns l + 32 k; else mx[0]: column t % D
-  const bool vec = p.swizzled && (reinterpret_cast<uintptr_t>(p.qt_sc) & 15u) == 0;
+  const bool vec = p.swizzled && (reinterpret_cast<uintptr_t>(scales) & 15u) == 0;
   for (int64_t g = 0; g < p.group; ++g) {
-    const uint8_t* e = p.qt_sc + (b * p.heads_q + hk * p.group + g) * p.q_s_entry;
+    const uint8_t* e = scales + (b * p.heads_q + hk * p.group + g) * p.q_s_entry;
     if (vec) {
       const int64_t ntiles = (nblk + 3) / 4;
 #pragma unroll 4
@@ -438,7 +443,7 @@ __device__ __forceinline__ void f8_colmax_body(const P& p) {
     uint32_t m = 0u;
 #pragma unroll
     for (int k = 0; k < kWarps; ++k) m = max(m, red[k][t]);
-    p.f8_qtc[bhk * D + t] = nblk == 0 ? 1.0f : dev::ue8m0_to_f32(static_cast<uint8_t>(m));
+    colmax[bhk * D + t] = nblk == 0 ? 1.0f : dev::ue8m0_to_f32(static_cast<uint8_t>(m));
   }
 }
 
@@ -808,15 +813,15 @@ __device__ __forceinline__ void wgmma_bf16_ss_ta64(float (&d)[32], uint64_t desc
 }
 #endif
 
-// kF8: one stage's loads (Q', dO': one box of 64 rows x 128 bytes each, E4M3; Q_col': one [D][64] E4M3
-// box, 64-byte swizzle; dO_col^T: one [D][64] bf16 box) completing on `fb`, at q row qrow of the
-// [B*Hq*S_pad] rows and position i0 of the transposed maps' row drow.
+// kF8: one stage's loads (Q', dO': one box of 64 rows x 128 bytes each; Q_col', dO_col': one [D][64]
+// box each, 64-byte swizzle; all E4M3) completing on `fb`, at q row qrow of the [B*Hq*S_pad] rows and
+// position i0 of the transposed maps' row drow.
 template <int D>
 __device__ __forceinline__ void tma_stage_f8(const P& p, uint32_t stg, uint32_t fb, int32_t i0, int32_t qrow,
                                              int32_t drow) {
   static_assert(D == 128, "FP8 path: rows of 128 bytes");
   constexpr int kStepTile = kStep * D * 2;  // a stage slot: bf16 [64][D]
-  ptx::mbar_arrive_expect_tx(fb, kStepTile + 3 * kStep * D);
+  ptx::mbar_arrive_expect_tx(fb, 4 * kStep * D);
   ptx::tma_load_2d(stg, p.tmap_q, 0, qrow, fb);
   ptx::tma_load_2d(stg + kStepTile, p.tmap_do, 0, qrow, fb);
   ptx::tma_load_2d(stg + 2 * kStepTile, p.tmap_qt, i0, drow, fb);
@@ -903,15 +908,15 @@ __device__ __forceinline__ void prep_block(const P& p, uint32_t bx, uint32_t by,
   __shared__ alignas(1024) uint8_t tile[D * 128];
   // Two-kernel path: z = 0..6 the operands, 7 delta. The fused path (dq_acc set) leaves K, V and
   // K_col to the dK/dV kernel: z = 0..5 are Q, dO, Q_col, dO_col, the zeroing, delta; kF8: Q and dO
-  // as E4M3 rescaled per tile (f8_rows), and Q_col as the FP8 dK product's E4M3 tile (f8_col_tile).
-  // The exact fallback behind the FP8 kernels (f8_mode 2) does nothing unless their flag is up, and
-  // then z = 0..3: Q, dO, Q_col to bf16 and the dQ accumulator and its counters reset (the other
-  // slices' results are the FP8 run's, unchanged).
+  // as E4M3 rescaled per tile (f8_rows), Q_col and dO_col as the FP8 dK and dV products' E4M3 tiles
+  // (f8_col_tile). The exact fallback behind the FP8 kernels (f8_mode 2) does nothing unless their
+  // flag is up, and then z = 0..4: Q, dO, Q_col, dO_col to bf16 and the dQ accumulator and its
+  // counters reset (the other slices' results are the FP8 run's, unchanged).
   const int z = static_cast<int>(bz);
-  static_assert(kPrepQt == 4 && kPrepZeroDq == 7 && kPrepDelta == 8 && kAttnBwdPrepSlicesFused == 6 &&
-                    kAttnBwdPrepSlicesFallback == 4,
+  static_assert(kPrepQt == 4 && kPrepDOt == 5 && kPrepZeroDq == 7 && kPrepDelta == 8 &&
+                    kAttnBwdPrepSlicesFused == 6 && kAttnBwdPrepSlicesFallback == 5,
                 "slice maps");
-  const int op = p.f8_mode == 2 ? (z < 2 ? z : z == 2 ? kPrepQt : kPrepZeroDq)
+  const int op = p.f8_mode == 2 ? (z < 2 ? z : z < 4 ? z + 2 : kPrepZeroDq)
                  : p.dq_acc    ? (z < 2 ? z : z < 4 ? z + 2 : z + 3)
                                : (z == 7 ? kPrepDelta : z);
   if (op == kPrepDelta) {
@@ -953,8 +958,10 @@ __device__ __forceinline__ void prep_block(const P& p, uint32_t bx, uint32_t by,
   if (kF8 && op <= kPrepDO) {
     if constexpr (kF8)
       f8_rows<D>(p, data, sc, reinterpret_cast<uint8_t*>(out), op == kPrepQ ? p.f8_qf : p.f8_dof, sq, bh, spad, s0);
-  } else if (kF8 && op == kPrepQt) {
-    if constexpr (kF8) f8_col_tile<D>(p, tile, data, sc, reinterpret_cast<uint8_t*>(out), p.f8_qtc, sq, bh, s0);
+  } else if (kF8 && (op == kPrepQt || op == kPrepDOt)) {
+    if constexpr (kF8)
+      f8_col_tile<D>(p, tile, data, sc, reinterpret_cast<uint8_t*>(out), op == kPrepQt ? p.f8_qtc : p.f8_dotc, sq, bh,
+                     s0);
   } else if (op <= kPrepV) {
     // [S_pad][D] rows: 8 elements per unit, 16-byte coalesced stores.
     constexpr int kUnitsPerRow = D / 8;
@@ -1356,8 +1363,9 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   float s[32], dp[32];
   // dK's A fragments: bf16, 4 k16 steps; kF8: E4M3, 2 k32 steps (ds_rows_to_f8), against the running
   // scale exponents ra of the thread's two kv rows.
+  // Pq's (dV's) likewise: kF8 packs E4M3(P * p_scale) straight into 8-bit fragments (front).
   constexpr int kDaK = kF8 ? 2 : 4;
-  uint32_t pa[4][4], da[kDaK][4];
+  uint32_t pa[kDaK][4], da[kDaK][4];
   [[maybe_unused]] uint32_t ra[2] = {0u, 0u};
   auto stage_addr = [&](int64_t it) { return ptx::smem_addr(stage0 + static_cast<int>(it & 1) * 4 * kStepTile); };
   uint32_t kf[kRegKs > 0 ? kRegKs : 1][4], vf[kRegKs > 0 ? kRegKs : 1][4];
@@ -1427,10 +1435,16 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   };
   // dV += Pq^T dO_col of step it (not waited for).
   auto issue_dv = [&](int64_t it) {
-    const uint32_t doc_lo = ptx::smem_desc_sw128_lo(stage_addr(it) + 3 * kStepTile);
     ptx::wgmma_fence();
+    if constexpr (kF8) {  // dO_col': 128 rows d of 64 bytes (queries), 64-byte swizzle
+      const uint32_t doc = stage_addr(it) + 3 * kStepTile;
 #pragma unroll
-    for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dv, pa[k], desc(doc_lo, k * 32), 1);
+      for (int k = 0; k < 2; ++k) ptx::wgmma_e4m3_rs_n128(dv, pa[k], desc_sw64(doc + k * 32), 1);
+    } else {
+      const uint32_t doc_lo = ptx::smem_desc_sw128_lo(stage_addr(it) + 3 * kStepTile);
+#pragma unroll
+      for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<D, 0>(dv, pa[k], desc(doc_lo, k * 32), 1);
+    }
     ptx::wgmma_commit();
   };
   auto front = [&](const Pos& ps, const Ld& ld) {
@@ -1495,7 +1509,21 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     }
     // Pq = E4M3(P * p_scale) as bf16 A fragments.
 #pragma unroll
-    for (int q = 0; q < 16; ++q) pa[q >> 2][q & 3] = e4m3_round_bf16x2(s[2 * q], s[2 * q + 1]);
+    if constexpr (kF8) {
+      // As E4M3 codes in dV's 8-bit A fragments (the order of ds_rows_to_f8, dO_col' stored to match).
+      auto q2 = [](float u, float v) { return static_cast<uint32_t>(dev::f32x2_to_fp8x2_satfinite<Fp8::E4M3>(u, v)); };
+#pragma unroll
+      for (int kk = 0; kk < kDaK; ++kk) {
+        const float* q = s + 16 * kk;
+        pa[kk][0] = q2(q[0], q[1]) | (q2(q[4], q[5]) << 16);
+        pa[kk][1] = q2(q[2], q[3]) | (q2(q[6], q[7]) << 16);
+        pa[kk][2] = q2(q[8], q[9]) | (q2(q[12], q[13]) << 16);
+        pa[kk][3] = q2(q[10], q[11]) | (q2(q[14], q[15]) << 16);
+      }
+    } else {
+#pragma unroll
+      for (int q = 0; q < 16; ++q) pa[q >> 2][q & 3] = e4m3_round_bf16x2(s[2 * q], s[2 * q + 1]);
+    }
   };
   // dV += Pq^T dO_col, dK += q(dS^T) Q_col of step it; with kNext, start step it+1.
   // Fused: dS^T of step it (in dp) along s_kv -> the dS^T tile; dQ's product issued (not committed).
@@ -1607,7 +1635,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     if constexpr (kFused) {
       ptx::wgmma_wait<1>();  // dV done: its A registers are free for the column quantization
 #pragma unroll
-      for (int k = 0; k < 4; ++k) ptx::fence_regs(pa[k]);
+      for (int k = 0; k < kDaK; ++k) ptx::fence_regs(pa[k]);
       float dq[32];
       dq_issue(it, dq);
       ptx::wgmma_commit();
@@ -1652,7 +1680,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     } else if constexpr (kNext) {
       ptx::wgmma_wait<1>();  // dV done: its A registers are free
 #pragma unroll
-      for (int k = 0; k < 4; ++k) ptx::fence_regs(pa[k]);
+      for (int k = 0; k < kDaK; ++k) ptx::fence_regs(pa[k]);
       issue_s(it + 1);
       ptx::wgmma_wait<1>();  // dK done: the stage and dK's A registers are free
 #pragma unroll
@@ -1664,8 +1692,10 @@ __device__ __forceinline__ void dkv_body(const P& p) {
       ptx::wgmma_wait<0>();
 #pragma unroll
       for (int k = 0; k < 4; ++k) {  // the A registers stay live until the wgmmas reading them are done
-        ptx::fence_regs(pa[k]);
-        if (k < kDaK) ptx::fence_regs(da[k]);
+        if (k < kDaK) {
+          ptx::fence_regs(pa[k]);
+          ptx::fence_regs(da[k]);
+        }
       }
     }
   };
@@ -1691,7 +1721,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   ptx::fence_acc(dv);
   ptx::fence_acc(dk);
   // A bf16 pair of dK (columns x, x + 1 of row half): kF8 multiplies the accumulator by its row's
-  // 2^(ra - 127) and Q_col's column factors (powers of two: exact).
+  // 2^(ra - 127) and Q_col's column factors (powers of two: exact unless dK leaves fp32's normal range).
   [[maybe_unused]] float dk_row[2] = {1.0f, 1.0f};
   if constexpr (kF8) {
 #pragma unroll
@@ -1708,6 +1738,15 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     } else {
       return dev::f32x2_to_bf16x2(dk[idx], dk[idx + 1]);
     }
+  };
+  // dV's: times 1 / p_scale (P was p_scale times larger), then kF8 dO_col's column factors (exact).
+  auto dv_pair = [&](int idx, int x) {
+    float a = __fmul_rn(dv[idx], p.inv_p_scale), b2 = __fmul_rn(dv[idx + 1], p.inv_p_scale);
+    if constexpr (kF8) {
+      const float2 c = __ldg(reinterpret_cast<const float2*>(p.f8_dotc + bhk * D + x));
+      a = __fmul_rn(a, c.x), b2 = __fmul_rn(b2, c.y);
+    }
+    return dev::f32x2_to_bf16x2(a, b2);
   };
 
   // kF8 with 16-byte aligned dK and dV: the epilogue through shared memory, so that every global store
@@ -1729,8 +1768,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
           const int idx = 4 * jj + 2 * half;
           const uint32_t off = static_cast<uint32_t>(row * (D * 2) + ((jj ^ (row & 7)) << 4) + (l & 3) * 4);
           *reinterpret_cast<uint32_t*>(ebuf + off) = dk_pair(idx, half, 8 * jj + 2 * (l & 3));
-          *reinterpret_cast<uint32_t*>(ebuf + 64 * D * 2 + off) =
-              dev::f32x2_to_bf16x2(__fmul_rn(dv[idx], p.inv_p_scale), __fmul_rn(dv[idx + 1], p.inv_p_scale));
+          *reinterpret_cast<uint32_t*>(ebuf + 64 * D * 2 + off) = dv_pair(idx, 8 * jj + 2 * (l & 3));
         }
       }
       ptx::named_barrier_sync(10 + wg, 128);
@@ -1758,8 +1796,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
       const int x = 8 * jj + 2 * (l & 3);
       const int idx = 4 * jj + 2 * half;
       *reinterpret_cast<uint32_t*>(p.dk + row * D + x) = dk_pair(idx, half, x);
-      *reinterpret_cast<uint32_t*>(p.dv + row * D + x) =
-          dev::f32x2_to_bf16x2(__fmul_rn(dv[idx], p.inv_p_scale), __fmul_rn(dv[idx + 1], p.inv_p_scale));
+      *reinterpret_cast<uint32_t*>(p.dv + row * D + x) = dv_pair(idx, x);
     }
   }
 }

@@ -64,10 +64,11 @@ struct alignas(64) AttnBwdSm90Params {
   // exact kernels behind redo the call.
   float* f8_qf;
   float* f8_dof;
-  // FP8 dK: Q along S as E4M3 tiles of the dK product (w_qt, [B*Hq][D][S_pad] bytes), each column d
-  // rescaled to f8_qtc[(b, kv head, d)], its largest scale over the sequence and the group's query
-  // heads (a first kernel writes them and clears the flag).
+  // FP8 dK and dV: Q and dO along S as E4M3 tiles of the dK and dV products (w_qt, w_dot,
+  // [B*Hq][D][S_pad] bytes), each column d rescaled to f8_qtc / f8_dotc[(b, kv head, d)], its largest
+  // scale over the sequence and the group's query heads (a first kernel writes them and clears the flag).
   float* f8_qtc;
+  float* f8_dotc;
   uint32_t* f8_flag;
   int32_t f8_mode;            // 0: exact kernels only; 1: the FP8 kernels (nothing to do once the flag
                               // is up); 2: the exact kernels behind them (nothing to do unless it is up)
@@ -111,8 +112,8 @@ constexpr int kAttnBwdPrepThreads = 256;
 // itself): Q, dO along D, Q, dO along S, the dQ accumulator's zeroing, delta.
 constexpr int kAttnBwdPrepSlices = 8;
 constexpr int kAttnBwdPrepSlicesFused = 6;
-// The exact fallback behind the FP8 kernels: Q, dO, Q_col to bf16 and the dQ accumulator reset.
-constexpr int kAttnBwdPrepSlicesFallback = 4;
+// The exact fallback behind the FP8 kernels: Q, dO, Q_col, dO_col to bf16 and the dQ accumulator reset.
+constexpr int kAttnBwdPrepSlicesFallback = 5;
 constexpr int kAttnBwdPostThreads = 256;
 constexpr int kAttnBwdDsTile = kAttnBwdRowsPerCta * kAttnBwdStepRows * 2;  // dS^T tile, bf16 [128 kv][64 q]
 constexpr int kAttnBwdDqTileBytes = 64 * 64 * 4;  // fused dQ: a warpgroup's fp32 64 x 64 tile per step

@@ -53,9 +53,9 @@ struct Case {
   bool deterministic = false;
   // 1 (Q) or 2 (K): channels 32.. of every row of that tensor scaled by 2^-8, so its 32-blocks'
   // scales differ by 2^8 within a row: past the bound of the FP8 products' rescale (a flag sends the
-  // call to the exact kernels). 3: Q's positions in every other 64-position tile scaled by 2^-8, so
-  // Q's 32-blocks along S differ by 2^8 within a column while each 64-query tile along D stays
-  // uniform: the FP8 dK product's column factor takes them (no bound, no fallback).
+  // call to the exact kernels). 3: Q's and dO's positions in every other 64-position tile scaled by
+  // 2^-8, so their 32-blocks along S differ by 2^8 within a column while each 64-query tile along D
+  // stays uniform: the FP8 dK and dV products' column factors take them (no bound, no fallback).
   int outlier = 0;
   bool fallback() const { return outlier == 1 || outlier == 2; }
   // dQ, dK, dV this many bytes past a 256-byte boundary (4: the plan's required alignment, not 16: the
@@ -72,7 +72,7 @@ std::string describe(const Case& c) {
                   (c.mask == MXQ_ATTN_MASK_NONE ? " no-mask" : c.mask == MXQ_ATTN_MASK_CAUSAL_TOP_LEFT ? " causal-TL" : " causal-BR") +
                   (c.scales == MXQ_SCALE_LAYOUT_LINEAR ? " linear-scales" : " swizzled-scales");
   if (c.dout_spread != 0.01f) s += " dO-spread " + std::to_string(c.dout_spread);
-  if (c.outlier) s += c.outlier == 1 ? " Q-blocks-2^-8" : c.outlier == 2 ? " K-blocks-2^-8" : " Q-tiles-along-S-2^-8";
+  if (c.outlier) s += c.outlier == 1 ? " Q-blocks-2^-8" : c.outlier == 2 ? " K-blocks-2^-8" : " Q-dO-tiles-along-S-2^-8";
   if (c.out_misalign) s += " outputs+" + std::to_string(c.out_misalign) + "B";
   if (c.varlen()) {
     s += " varlen q[";
@@ -245,10 +245,11 @@ struct Problem {
       for (int64_t r = 0; r < qs.rows(); ++r) {
         const int64_t pos = c.layout == MXQ_ATTN_LAYOUT_BSHD ? r / c.hq % c.sq : r % c.sq;
         if (pos / 64 % 2 == 1)
-          for (int64_t x = 0; x < c.d; ++x) {
-            uint16_t& e = q[static_cast<size_t>(r * c.d + x)];
-            e = to_bf16(static_cast<float>(from_bf16(e) * 0x1p-8));
-          }
+          for (int64_t x = 0; x < c.d; ++x)
+            for (std::vector<uint16_t>* t : {&q, &dout}) {
+              uint16_t& e = (*t)[static_cast<size_t>(r * c.d + x)];
+              e = to_bf16(static_cast<float>(from_bf16(e) * 0x1p-8));
+            }
       }
     }
     q_d = quantize_along_d(cpu, qs, q, c.scales);
@@ -657,10 +658,10 @@ void run_case(const Case& c, mxqHandle_t gpu, mxqHandle_t cpu) {
         ws_of_path[0] + (c.deterministic ? 0 : acc_bytes + cnt_bytes));
   if (f8 && !c.deterministic) {
     // The FP8 products add the Q' and dO' tile factors (a float per 64-row q tile each, 256-byte
-    // aligned), the flag (256 bytes) and Q_col's column factors (a float per (b, kv head, d), 256-byte
-    // aligned); Q', dO' and Q_col' take half of the bf16 Q, dO and Q_col^T copies' space.
+    // aligned), the flag (256 bytes) and Q_col's and dO_col's column factors (a float per (b, kv head,
+    // d) each, 256-byte aligned); Q', dO', Q_col' and dO_col' take half of the bf16 copies' space.
     const size_t col_bytes = static_cast<size_t>((c.b * c.hkv * c.d * 4 + 255) / 256 * 256);
-    CHECK(ws_of_path[1] == ws_fused_exact + 2 * cnt_bytes + 256 + col_bytes);
+    CHECK(ws_of_path[1] == ws_fused_exact + 2 * cnt_bytes + 256 + 2 * col_bytes);
     // dK and dV are deterministic on the fused path. Past the rescale's bound the flag sends the call
     // to the exact kernels, whose bits these must then be; otherwise the FP8 products ran, and their
     // sums (other roundings than bf16 wgmma's) leave some output different from the exact kernels'.
@@ -753,11 +754,11 @@ TEST_CASE("gpu attention bwd: FP8 products' fallback", "[gpu][attention][bwd]") 
     c.outlier = 2, c.mask = MXQ_ATTN_MASK_CAUSAL_TOP_LEFT;
     run_case(c, gpu, cpu);
   }
-  // Not a fallback: Q's 32-blocks along S 2^8 apart within a column (the FP8 dK product's Q_col' has
-  // one factor per column, so the smaller blocks are shifted by 2^-8 and partly rounded on E4M3's
-  // subnormal grid) must still meet the FP8 products' tolerances, and the FP8 kernels must have run
-  // (dK, dV differ from the exact kernels', checked in run_case).
-  SECTION("Q tiles 2^8 apart along S (FP8 dK's column factor, no fallback), GQA BSHD") {
+  // Not a fallback: Q's and dO's 32-blocks along S 2^8 apart within a column (the FP8 dK and dV
+  // products' Q_col' and dO_col' have one factor per column, so the smaller blocks are shifted by
+  // 2^-8 and partly rounded on E4M3's subnormal grid) must still meet the FP8 products' tolerances,
+  // and the FP8 kernels must have run (dK, dV differ from the exact kernels', checked in run_case).
+  SECTION("Q and dO tiles 2^8 apart along S (FP8 dK and dV column factors, no fallback), GQA BSHD") {
     c.hq = 4, c.hkv = 2, c.sq = 256, c.skv = 200, c.outlier = 3, c.layout = MXQ_ATTN_LAYOUT_BSHD;
     run_case(c, gpu, cpu);
   }
