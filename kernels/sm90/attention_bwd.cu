@@ -1507,8 +1507,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
 #pragma unroll
       for (int idx = 0; idx < 32; ++idx) dp[idx] = visible(idx) ? dp[idx] : 0.0f;
     }
-    // Pq = E4M3(P * p_scale) as bf16 A fragments.
-#pragma unroll
+    // Pq = E4M3(P * p_scale) as bf16 A fragments (kF8: as 8-bit ones).
     if constexpr (kF8) {
       // As E4M3 codes in dV's 8-bit A fragments (the order of ds_rows_to_f8, dO_col' stored to match).
       auto q2 = [](float u, float v) { return static_cast<uint32_t>(dev::f32x2_to_fp8x2_satfinite<Fp8::E4M3>(u, v)); };
