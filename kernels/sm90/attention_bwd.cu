@@ -347,6 +347,17 @@ __device__ __forceinline__ void f8_col_tile(const P& p, uint8_t* tile, const uin
                                             const Seq& sq, int64_t bh, int64_t s0) {
   static_assert(D == 128 && kAttnBwdPrepThreads == 2 * D, "a thread per (column, 32-block)");
   const int t = static_cast<int>(threadIdx.x);
+  // The thread's scale and column factor first, so that their loads overlap the tile's.
+  const int d = t % D, blk = t / D;
+  const int64_t cblk = s0 / 32 + blk;
+  const bool inside = 32 * cblk < sq.len;
+  float scale = 0.0f, mx = 0.0f;
+  if (inside) {
+    const uint8_t* e = sc + bh * p.q_s_entry;
+    scale = dev::ue8m0_to_f32(
+        __ldg(e + (p.swizzled ? layout::swizzled_offset(d, cblk, p.q_s_scale_ld) : d * p.q_s_scale_ld + cblk)));
+    mx = colmax[(bh / p.heads_q * p.heads_kv + bh % p.heads_q / p.group) * D + d];
+  }
   for (int u = t; u < kStep * D / 16; u += kAttnBwdPrepThreads) {
     const int r = u / (D / 16), c = u % (D / 16);
     const int64_t s = s0 + r;
@@ -355,18 +366,8 @@ __device__ __forceinline__ void f8_col_tile(const P& p, uint8_t* tile, const uin
     *reinterpret_cast<uint4*>(tile + r * D + c * 16) = v;
   }
   __syncthreads();
-  const int d = t % D, blk = t / D;
-  const int64_t cblk = s0 / 32 + blk;
-  float f = 0.0f;
-  bool bad = false;
-  if (32 * cblk < sq.len) {
-    const uint8_t* e = sc + bh * p.q_s_entry;
-    const float scale = dev::ue8m0_to_f32(
-        __ldg(e + (p.swizzled ? layout::swizzled_offset(d, cblk, p.q_s_scale_ld) : d * p.q_s_scale_ld + cblk)));
-    const float mx = colmax[(bh / p.heads_q * p.heads_kv + bh % p.heads_q / p.group) * D + d];
-    f = attn::f8_factor(scale, attn::f8_rcp(mx));
-    bad = scale != scale || mx != mx;
-  }
+  const float f = inside ? attn::f8_factor(scale, attn::f8_rcp(mx)) : 0.0f;
+  const bool bad = inside && (scale != scale || mx != mx);
   const uint8_t* col = tile + 32 * blk * D + d;
   uint4 raw[2];
 #pragma unroll
@@ -398,6 +399,9 @@ __device__ __forceinline__ void f8_colmax_body(const P& p) {
   constexpr int kWarps = kAttnBwdPrepThreads / 32;
   __shared__ uint32_t red[kWarps][D];
   const int t = static_cast<int>(threadIdx.x), l = t & 31, w = t >> 5;
+  // The prep grid is a programmatic dependent: its first slices (the dQ zeroing, delta) need nothing
+  // from here and start at once; the others wait for this grid (prep_block).
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   const int64_t bhk = blockIdx.x, b = bhk / p.heads_kv, hk = bhk % p.heads_kv;
   if (bhk == 0 && blockIdx.y == 0 && t == 0) *p.f8_flag = 0u;
   const uint8_t* scales = blockIdx.y == 0 ? p.qt_sc : p.doutt_sc;
@@ -916,9 +920,13 @@ __device__ __forceinline__ void prep_block(const P& p, uint32_t bx, uint32_t by,
   static_assert(kPrepQt == 4 && kPrepDOt == 5 && kPrepZeroDq == 7 && kPrepDelta == 8 &&
                     kAttnBwdPrepSlicesFused == 6 && kAttnBwdPrepSlicesFallback == 5,
                 "slice maps");
+  // kF8: the zeroing and delta first (z = 0, 1), then Q, dO, Q_col, dO_col, which wait for the
+  // column-factor kernel before them (a programmatic launch: it also clears the flag they may raise).
   const int op = p.f8_mode == 2 ? (z < 2 ? z : z < 4 ? z + 2 : kPrepZeroDq)
+                 : kF8         ? (z < 2 ? kPrepZeroDq + z : z < 4 ? z - 2 : z)
                  : p.dq_acc    ? (z < 2 ? z : z < 4 ? z + 2 : z + 3)
                                : (z == 7 ? kPrepDelta : z);
+  if (kF8 && op < kPrepZeroDq) asm volatile("griddepcontrol.wait;" ::: "memory");
   if (op == kPrepDelta) {
     const int64_t bh = by, s0 = static_cast<int64_t>(bx) * kStep;
     if (bh < p.batch * p.heads_q) delta_rows<D>(p, bh, s0);

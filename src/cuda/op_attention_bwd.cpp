@@ -284,7 +284,9 @@ class AttentionBwdSm90 final : public OpImpl {
       g.y = static_cast<unsigned>(d_.batch * d_.heads_q);
       g.z = fused_ ? kAttnBwdPrepSlicesFused : kAttnBwdPrepSlices;
       blk.x = kAttnBwdPrepThreads;
-      dev_.launch(fn_[0], g, blk, 0, stream, params, names_[0].c_str());
+      // FP8: a programmatic dependent of the column-factor kernel (its zeroing and delta slices start
+      // at once, the others wait for it).
+      dev_.launch(fn_[0], g, blk, 0, stream, params, names_[0].c_str(), /*programmatic=*/f8_);
     }
     // 2. dK, dV (fused: and dQ's contributions): one CTA per (128 kv rows, kv head, batch entry).
     Dim3 gkv, bkv;
