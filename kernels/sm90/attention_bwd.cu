@@ -2062,7 +2062,7 @@ __device__ __forceinline__ void dq_entry(const P& p) {
   }
 
 // The FP8 S^T / dP^T kernels of the fused path at D = 128 (and their prep): docs/NUMERICS.md.
-extern "C" __global__ void __launch_bounds__(mxq::kAttnBwdPrepThreads)
+extern "C" __global__ void __launch_bounds__(mxq::kAttnBwdPrepThreads, mxq::kAttnBwdPrepBlocksPerSm)
     mxq_attn_bwd_sm90_prep8_d128(const __grid_constant__ mxq::AttnBwdSm90Params p) {
   mxq::sm90attn::prep_body<128, true>(p);
 }

@@ -107,6 +107,12 @@ constexpr int kAttnBwdStepRows = 64;     // q rows (dK/dV) or kv rows (dQ) per p
 constexpr int kAttnBwdStages = 2;    // dK/dV kernel
 constexpr int kAttnBwdDqStages = 3;  // dQ kernel: a stage is held until the next step's dQ product is done
 constexpr int kAttnBwdPrepThreads = 256;
+// FP8 prep blocks resident per SM (__launch_bounds__ of `_prep8_d128`: at most 32 registers per
+// thread, 16 bytes of spills outside loops). The prep is memory-bound; at the 62 registers ptxas
+// chose before, 4 blocks (44% occupancy) kept too few loads in flight: 8 took it from 244 to 213 us
+// under ncu at B2 H32 S4096 D128 (docs/PERFORMANCE.md, twenty-fourth session). The exact preps keep
+// their 64 registers (at 32 they spill 176 bytes).
+constexpr int kAttnBwdPrepBlocksPerSm = 8;
 // The prep kernel's blockIdx.z slices. Two-kernel path: Q, dO, K, V along D, Q, dO, K along S to bf16,
 // then delta = rowsum(dO * O). Fused path (the dK/dV kernel dequantizes its resident K, V and K_col
 // itself): Q, dO along D, Q, dO along S, the dQ accumulator's zeroing, delta.
