@@ -1103,9 +1103,11 @@ __device__ __forceinline__ void dq_post_body(const P& p) {
 // fragments read once from the tiles), the rest from shared memory.
 // kF8 (fused, D = 128): S^T = K' Q'^T and dP^T = V' dO'^T on FP8 wgmma (m64n64k32): K', V' rescaled
 // within E4M3 per kv row here (load_row_tiles2_f8), Q', dO' per 64-query tile by the prep; the row
-// factors and the tile's fold into P's exponent argument and into dP - delta (front). The rest of
-// the step is the exact kernel's. Does nothing once the call's flag is up (the prep raised it, or
-// another CTA's K or V rows did): the exact kernels behind redo the call.
+// factors and the tile's fold into P's exponent argument and into dP - delta (front). dV and dK on
+// FP8 wgmma too (m64n128k32, A from registers): Pq's E4M3 codes, and dS^T's against a running
+// exponent per kv row (ds_rows_to_f8), over the prep's Q_col' and dO_col' (per-column factors, applied
+// in the epilogue with the rows'). dQ is the exact kernel's. Does nothing once the call's flag is up
+// (the prep raised it, or another CTA's K or V rows or dS did): the exact kernels behind redo the call.
 template <int D, bool kFused, int kRegKs = 0, bool kF8 = false>
 __device__ __forceinline__ void dkv_body(const P& p) {
   // Fused: the post pass (a programmatic dependent) may launch once every CTA has started; it waits
