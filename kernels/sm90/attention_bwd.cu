@@ -332,10 +332,10 @@ __device__ __forceinline__ void f8_rows(const P& p, const uint8_t* __restrict__ 
 
 // FP8 dK and dV (docs/NUMERICS.md "Backward on FP8 tensor cores"): positions s0..s0+63 of Q or dO
 // quantized along S (D = 128) -> the transposed E4M3 tile of the dK or dV product's B operand, row d
-// of 64 bytes in w8
-// ([B*Hq][D][S_pad] bytes, unswizzled: TMA swizzles on load), each (d, 32-block) rescaled within E4M3
-// to column d's largest scale over the sequence and the KV group's query heads (colmax, f8_colmax_body),
-// so that one power-of-two factor per column multiplies dK at the end. The positions of each 32-block
+// of 64 bytes in w8 ([B*Hq][D][S_pad] bytes, unswizzled: TMA swizzles on load), each (d, 32-block)
+// rescaled within E4M3 to column d's largest scale over the sequence and the KV group's query heads
+// (colmax, f8_colmax_body), so that one power-of-two factor per column multiplies dK or dV at the end.
+// The positions of each 32-block
 // are stored in the order of the dS^T and Pq 8-bit A fragments (ds_rows_to_f8; as the forward's V'^T):
 // logical position 4c + t of half h holds physical position 16 h + 8 (t / 2) + 2 c + t % 2. Thread t:
 // column t % 128, 32-block t / 128; the raw tile goes through shared memory (coalesced loads). No
@@ -390,9 +390,10 @@ __device__ __forceinline__ void f8_col_tile(const P& p, uint8_t* tile, const uin
 // The FP8 path's first kernel, one block per (b, kv head) and tensor (blockIdx.y: Q, dO along S):
 // clears the call's flag (block 0) and writes the tensor's colmax[(b, kv head, d)] (f8_qtc, f8_dotc),
 // its largest scale in column d over the sequence and the KV group's query heads (1 for an empty
-// sequence; a NaN scale gives NaN, and f8_col_tile raises the flag). The largest UE8M0 code is the largest scale (0xFF, NaN, above every other). Swizzled scales
-// with a 16-byte aligned base: each 512-byte tile (128 columns d x 4 blocks) is 32 coalesced 16-byte
-// loads, lane l holding columns l + 32k (word k) of 4 blocks (its bytes); else one byte per load.
+// sequence; a NaN scale gives NaN, and f8_col_tile raises the flag). The largest UE8M0 code is the
+// largest scale (0xFF, NaN, above every other). Swizzled scales with a 16-byte aligned base: each
+// 512-byte tile (128 columns d x 4 blocks) is 32 coalesced 16-byte loads, lane l holding columns
+// l + 32k (word k) of 4 blocks (its bytes); else one byte per load.
 template <int D>
 __device__ __forceinline__ void f8_colmax_body(const P& p) {
   static_assert(D == 128 && kAttnBwdPrepThreads == 256, "one 128-row band of scale tiles, 8 warps");
@@ -611,6 +612,24 @@ __device__ __forceinline__ void mx_rows_to_frags(const float (&x)[32], uint32_t 
 // maximum is NaN or Inf (exponent >= 254): the caller raises the flag and the exact kernels redo the
 // call, so that such inputs get the exact path's results.
 constexpr uint32_t kDsHead = 2;
+// The 8-bit A fragments of two k32 steps from a 64 x 64 accumulator tile's 32 values (rows r0: half 0,
+// r0 + 8: half 1): word j of step kk holds row r0 (+ 8 for j odd), logical k = 4 (l % 4) + 0..3 (+ 16
+// for j >= 2), i.e. physical columns 2 (l % 4) + {0, 1} and + 8 (+ 16), the order Q_col' and dO_col'
+// are stored in (f8_col_tile). q2(u, v, half) returns the E4M3 pair of u, v (u in the low byte).
+template <typename Q2>
+__device__ __forceinline__ void pack_f8_frags(const float (&x)[32], uint32_t (&a)[2][4], Q2 q2) {
+#pragma unroll
+  for (int kk = 0; kk < 2; ++kk) {
+    const float* q = x + 16 * kk;
+    a[kk][0] = q2(q[0], q[1], 0) | (q2(q[4], q[5], 0) << 16);
+    a[kk][1] = q2(q[2], q[3], 1) | (q2(q[6], q[7], 1) << 16);
+    a[kk][2] = q2(q[8], q[9], 0) | (q2(q[12], q[13], 0) << 16);
+    a[kk][3] = q2(q[10], q[11], 1) | (q2(q[14], q[15], 1) << 16);
+  }
+}
+__device__ __forceinline__ uint32_t e4m3x2_code(float u, float v) {
+  return static_cast<uint32_t>(dev::f32x2_to_fp8x2_satfinite<Fp8::E4M3>(u, v));
+}
 template <int N>
 __device__ __forceinline__ bool ds_rows_to_f8(const float (&x)[32], uint32_t (&a)[2][4], uint32_t (&ra)[2],
                                               float (&acc)[N], float f, uint32_t fc, bool fold_ok) {
@@ -647,19 +666,6 @@ __device__ __forceinline__ bool ds_rows_to_f8(const float (&x)[32], uint32_t (&a
 #pragma unroll
     for (int i = 0; i < N; ++i) acc[i] = __fmul_rn(acc[i], fr[(i >> 1) & 1]);
   }
-  auto pack = [&](auto q2) {
-    // Fragment word j of k32 step kk: row r0 (+ 8 for j odd), logical k = 4 (l % 4) + 0..3 (+ 16 for
-    // j >= 2), i.e. physical queries 2 (l % 4) + {0, 1} and + 8 (+ 16): Q_col' is stored in that order.
-#pragma unroll
-    for (int kk = 0; kk < 2; ++kk) {
-      const float* q = x + 16 * kk;
-      a[kk][0] = q2(q[0], q[1], 0) | (q2(q[4], q[5], 0) << 16);
-      a[kk][1] = q2(q[2], q[3], 1) | (q2(q[6], q[7], 1) << 16);
-      a[kk][2] = q2(q[8], q[9], 0) | (q2(q[12], q[13], 0) << 16);
-      a[kk][3] = q2(q[10], q[11], 1) | (q2(q[14], q[15], 1) << 16);
-    }
-  };
-  auto cvt = [](float u, float v) { return static_cast<uint32_t>(dev::f32x2_to_fp8x2_satfinite<Fp8::E4M3>(u, v)); };
   if (__any_sync(0xFFFFFFFFu, !fold_ok || ra[0] > 134u || ra[1] > 134u)) {
     float m[2];
 #pragma unroll
@@ -667,12 +673,14 @@ __device__ __forceinline__ bool ds_rows_to_f8(const float (&x)[32], uint32_t (&a
       float unused;
       e4m3_scale_of_exponent(ra[half], m[half], unused);  // 2^(127 - ra)
     }
-    pack([&](float u, float v, int half) {
-      return cvt(__fmul_rn(__fmul_rn(u, f), m[half]), __fmul_rn(__fmul_rn(v, f), m[half]));
+    pack_f8_frags(x, a, [&](float u, float v, int half) {
+      return e4m3x2_code(__fmul_rn(__fmul_rn(u, f), m[half]), __fmul_rn(__fmul_rn(v, f), m[half]));
     });
   } else {
     const float inv[2] = {__uint_as_float(fc - (ra[0] << 23)), __uint_as_float(fc - (ra[1] << 23))};
-    pack([&](float u, float v, int half) { return cvt(__fmul_rn(u, inv[half]), __fmul_rn(v, inv[half])); });
+    pack_f8_frags(x, a, [&](float u, float v, int half) {
+      return e4m3x2_code(__fmul_rn(u, inv[half]), __fmul_rn(v, inv[half]));
+    });
   }
   return bad;
 }
@@ -1519,16 +1527,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     }
     // Pq = E4M3(P * p_scale) as bf16 A fragments (kF8: as 8-bit ones).
     if constexpr (kF8) {
-      // As E4M3 codes in dV's 8-bit A fragments (the order of ds_rows_to_f8, dO_col' stored to match).
-      auto q2 = [](float u, float v) { return static_cast<uint32_t>(dev::f32x2_to_fp8x2_satfinite<Fp8::E4M3>(u, v)); };
-#pragma unroll
-      for (int kk = 0; kk < kDaK; ++kk) {
-        const float* q = s + 16 * kk;
-        pa[kk][0] = q2(q[0], q[1]) | (q2(q[4], q[5]) << 16);
-        pa[kk][1] = q2(q[2], q[3]) | (q2(q[6], q[7]) << 16);
-        pa[kk][2] = q2(q[8], q[9]) | (q2(q[12], q[13]) << 16);
-        pa[kk][3] = q2(q[10], q[11]) | (q2(q[14], q[15]) << 16);
-      }
+      pack_f8_frags(s, pa, [](float u, float v, int) { return e4m3x2_code(u, v); });
     } else {
 #pragma unroll
       for (int q = 0; q < 16; ++q) pa[q >> 2][q & 3] = e4m3_round_bf16x2(s[2 * q], s[2 * q + 1]);
