@@ -764,6 +764,52 @@ TEST_CASE("gpu attention bwd: FP8 products' fallback", "[gpu][attention][bwd]") 
   }
 }
 
+// A NaN in dS (here from delta = rowsum(dO * O) of one query row, through a NaN in the bf16 dO, which
+// no FP8 operand carries) raises the FP8 dK/dV kernel's flag (ds_rows_to_f8: a NaN or Inf row maximum),
+// and the exact kernels behind redo the call: dK and dV are bitwise those of MXQ_ATTN_BWD_F8=0. Under
+// the causal mask the NaN reaches only the dK rows of the keys that query sees (dS = P (dP - delta),
+// masked entries set to 0), so the other rows, finite, would show the FP8 products' other bits had
+// the call stayed on the FP8 kernels; dV holds no NaN (it does not read delta).
+TEST_CASE("gpu attention bwd: a NaN in dS sends the FP8 path to the exact kernels", "[gpu][attention][bwd]") {
+  Handle gpu(MXQ_BACKEND_CUDA), cpu(MXQ_BACKEND_CPU);
+  Case c;
+  c.hq = 2, c.hkv = 1, c.sq = 200, c.skv = 150, c.d = 128, c.mask = MXQ_ATTN_MASK_CAUSAL_TOP_LEFT;
+  const uint64_t seed = mxq_test::gpu::fresh_seed();
+  std::mt19937_64 rng(seed);
+  INFO("seed " << seed);
+  Problem P(c, cpu, rng);
+  P.dout[static_cast<size_t>(P.qs.row(0, 1, 77) * c.d + 5)] = 0x7FC0;  // bf16 NaN: query 77 of head 1
+  DeviceInputs dev(P);
+  const mxq_test::gpu::ScopedEnv fused("MXQ_ATTN_BWD_FUSED_DQ", "1");
+  std::vector<uint16_t> out[2][2];
+  for (int path = 0; path < 2; ++path) {
+    std::optional<mxq_test::gpu::ScopedEnv> env8;
+    if (path == 1) env8.emplace("MXQ_ATTN_BWD_F8", "0");
+    mxqAttentionPlan_t bwd = make_plan(gpu, c, MXQ_ATTN_BACKWARD);
+    const size_t ws_bytes = workspace_of(bwd);
+    DeviceBuffer ws(ws_bytes);
+    dev.poison();
+    ws.poison(0xFF);
+    const auto a = bwd_args(dev.ptrs(), false);
+    MXQ_REQUIRE_OK(mxqAttentionExecute(gpu, bwd, a.data(), static_cast<int>(a.size()), ws.ptr(), ws_bytes, nullptr));
+    out[path][0] = as_u16(dev.dk.download());
+    out[path][1] = as_u16(dev.dv.download());
+    MXQ_REQUIRE_OK(mxqAttentionPlanDestroy(bwd));
+  }
+  CHECK(out[0][0] == out[1][0]);
+  CHECK(out[0][1] == out[1][1]);
+  auto nans = [](const std::vector<uint16_t>& t) {
+    size_t n = 0;
+    for (uint16_t x : t) n += (x & 0x7FFFu) > 0x7F80u;
+    return n;
+  };
+  const size_t dk_nans = nans(out[0][0]);
+  INFO("dK NaNs: " << dk_nans << " of " << out[0][0].size());
+  CHECK(dk_nans > 0);
+  CHECK(dk_nans <= static_cast<size_t>(78 * c.d));  // keys 0..77 of 150 at most
+  CHECK(nans(out[0][1]) == 0);
+}
+
 TEST_CASE("gpu attention bwd: masks and GQA / MQA", "[gpu][attention][bwd]") {
   Handle gpu(MXQ_BACKEND_CUDA), cpu(MXQ_BACKEND_CPU);
   Case c;
