@@ -131,6 +131,12 @@ __device__ __forceinline__ int64_t d_scale_off(const P& p, int64_t row, int64_t 
   return attn::along_d_scale_offset(p.swizzled, row, c, p.d_scale_ld);
 }
 
+// Scale byte of (channel d, 32-block c) in a (b, h) entry of a q-side tensor quantized along S (the
+// same (row, column) placement as along D, rows being channels: attn::along_d_scale_offset).
+__device__ __forceinline__ int64_t q_s_scale_off(const P& p, int64_t d, int64_t c) {
+  return attn::along_d_scale_offset(p.swizzled, d, c, p.q_s_scale_ld);
+}
+
 // 2 / 8 E4M3 codes times one scale multiplier -> bf16 (exact while in bf16's range).
 __device__ __forceinline__ uint32_t dq2(uint32_t pair, float m) { return attn::e4m3x2_to_bf16x2(pair, m, m); }
 __device__ __forceinline__ uint4 dequant8(uint2 raw, float m) {
@@ -354,8 +360,7 @@ __device__ __forceinline__ void f8_col_tile(const P& p, uint8_t* tile, const uin
   float scale = 0.0f, mx = 0.0f;
   if (inside) {
     const uint8_t* e = sc + bh * p.q_s_entry;
-    scale = dev::ue8m0_to_f32(
-        __ldg(e + (p.swizzled ? layout::swizzled_offset(d, cblk, p.q_s_scale_ld) : d * p.q_s_scale_ld + cblk)));
+    scale = dev::ue8m0_to_f32(__ldg(e + q_s_scale_off(p, d, cblk)));
     mx = colmax[(bh / p.heads_q * p.heads_kv + bh % p.heads_q / p.group) * D + d];
   }
   for (int u = t; u < kStep * D / 16; u += kAttnBwdPrepThreads) {
@@ -431,8 +436,7 @@ __device__ __forceinline__ void f8_colmax_body(const P& p) {
     } else {
       const int64_t d = t % D;
       for (int64_t c = t / D; c < nblk; c += kAttnBwdPrepThreads / D)
-        mx[0] = max(mx[0], static_cast<uint32_t>(__ldg(
-                               e + (p.swizzled ? layout::swizzled_offset(d, c, p.q_s_scale_ld) : d * p.q_s_scale_ld + c))));
+        mx[0] = max(mx[0], static_cast<uint32_t>(__ldg(e + q_s_scale_off(p, d, c))));
     }
   }
   for (int i = t; i < kWarps * D; i += kAttnBwdPrepThreads) (&red[0][0])[i] = 0u;
@@ -1382,8 +1386,8 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   // dK's A fragments: bf16, 4 k16 steps; kF8: E4M3, 2 k32 steps (ds_rows_to_f8), against the running
   // scale exponents ra of the thread's two kv rows.
   // Pq's (dV's) likewise: kF8 packs E4M3(P * p_scale) straight into 8-bit fragments (front).
-  constexpr int kDaK = kF8 ? 2 : 4;
-  uint32_t pa[kDaK][4], da[kDaK][4];
+  constexpr int kFragKs = kF8 ? 2 : 4;  // k steps of pa and da
+  uint32_t pa[kFragKs][4], da[kFragKs][4];
   [[maybe_unused]] uint32_t ra[2] = {0u, 0u};
   auto stage_addr = [&](int64_t it) { return ptx::smem_addr(stage0 + static_cast<int>(it & 1) * 4 * kStepTile); };
   uint32_t kf[kRegKs > 0 ? kRegKs : 1][4], vf[kRegKs > 0 ? kRegKs : 1][4];
@@ -1643,7 +1647,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     if constexpr (kFused) {
       ptx::wgmma_wait<1>();  // dV done: its A registers are free for the column quantization
 #pragma unroll
-      for (int k = 0; k < kDaK; ++k) ptx::fence_regs(pa[k]);
+      for (int k = 0; k < kFragKs; ++k) ptx::fence_regs(pa[k]);
       float dq[32];
       dq_issue(it, dq);
       ptx::wgmma_commit();
@@ -1653,7 +1657,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
         // dQ: with both next to the dQ accumulator ptxas serializes the wgmmas and spills (C7512).
         ptx::wgmma_wait<1>();
 #pragma unroll
-        for (int k = 0; k < kDaK; ++k) ptx::fence_regs(da[k]);
+        for (int k = 0; k < kFragKs; ++k) ptx::fence_regs(da[k]);
         issue_s(it + 1);
         if constexpr (kEarlyDp) {
           issue_dp(it + 1);
@@ -1681,18 +1685,18 @@ __device__ __forceinline__ void dkv_body(const P& p) {
       } else {
         ptx::wgmma_wait<0>();
 #pragma unroll
-        for (int k = 0; k < kDaK; ++k) ptx::fence_regs(da[k]);
+        for (int k = 0; k < kFragKs; ++k) ptx::fence_regs(da[k]);
         ptx::fence_acc(dq);
         dq_stage(it, dq);
       }
     } else if constexpr (kNext) {
       ptx::wgmma_wait<1>();  // dV done: its A registers are free
 #pragma unroll
-      for (int k = 0; k < kDaK; ++k) ptx::fence_regs(pa[k]);
+      for (int k = 0; k < kFragKs; ++k) ptx::fence_regs(pa[k]);
       issue_s(it + 1);
       ptx::wgmma_wait<1>();  // dK done: the stage and dK's A registers are free
 #pragma unroll
-      for (int k = 0; k < kDaK; ++k) ptx::fence_regs(da[k]);
+      for (int k = 0; k < kFragKs; ++k) ptx::fence_regs(da[k]);
       ptx::mbar_arrive(&empty[it & 1]);
       issue_dp(it + 1);
       front(pn, ldn);
@@ -1700,7 +1704,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
       ptx::wgmma_wait<0>();
 #pragma unroll
       for (int k = 0; k < 4; ++k) {  // the A registers stay live until the wgmmas reading them are done
-        if (k < kDaK) {
+        if (k < kFragKs) {
           ptx::fence_regs(pa[k]);
           ptx::fence_regs(da[k]);
         }
