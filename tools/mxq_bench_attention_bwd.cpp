@@ -12,6 +12,7 @@
 //
 //   mxq_bench_attention_bwd                                the shapes
 //   mxq_bench_attention_bwd B H S D causal(0/1) [iters]    one shape (Sq = Skv = S, Hkv = H)
+//   MXQ_BENCH_DEFAULT_ONLY=1 mxq_bench_attention_bwd ...    the default rule's plan only
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -128,7 +129,11 @@ void bench(mxqHandle_t h, const Shape& s, int iters) {
       {MXQ_ARG_DO, 0, dout.ptr()},        {MXQ_ARG_LSE, 0, lse.ptr()},         {MXQ_ARG_DQ, 0, dq.ptr()},
       {MXQ_ARG_DK, 0, dk.ptr()},          {MXQ_ARG_DV, 0, dv.ptr()}};
   const int nargs = static_cast<int>(sizeof args / sizeof args[0]);
-  for (int i = 0; i < 3; ++i) {
+  // MXQ_BENCH_DEFAULT_ONLY=1: only the default rule's plan is timed (A/B runs of one setting).
+  const char* only = std::getenv("MXQ_BENCH_DEFAULT_ONLY");
+  const int first = only && only[0] == '1' ? 2 : 0;
+  for (int i = 0; i < first; ++i) mxqAttentionPlanDestroy(plans[i]);
+  for (int i = first; i < 3; ++i) {
     mxqAttentionPlan_t p = plans[i];
     size_t w = 0;
     ckq(mxqAttentionPlanGetWorkspaceSize(p, &w), "mxqAttentionPlanGetWorkspaceSize");

@@ -1182,8 +1182,18 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   };
 
   const int tid = threadIdx.x;
-  const int64_t b = blockIdx.z, hk = blockIdx.y;
-  const int64_t j0 = static_cast<int64_t>(blockIdx.x) * kRows;
+  // The grid's order: (kv block, kv head, batch entry), head-major; with p.cta_heads > 1 (causal masks)
+  // (pair within a chunk, kv block, chunk of cta_heads (b, kv head) pairs), kv-block-major within a chunk,
+  // so that every chunk's longest walks start first and its shortest end it (docs/PERFORMANCE.md,
+  // twenty-fifth session; the last chunk's missing pairs return). Both from the block indices alone, so
+  // that the compiler can recompute them rather than hold them.
+  const bool chunked = p.cta_heads > 1;
+  const int64_t kb = chunked ? blockIdx.y : blockIdx.x;
+  const uint32_t bhk32 = chunked ? blockIdx.z * gridDim.x + blockIdx.x : blockIdx.z * gridDim.y + blockIdx.y;  // < 2^16
+  if (bhk32 >= static_cast<uint32_t>(p.batch * p.heads_kv)) return;
+  const uint32_t b32 = bhk32 / static_cast<uint32_t>(p.heads_kv);
+  const int64_t bhk = bhk32, b = b32, hk = bhk32 - b32 * static_cast<uint32_t>(p.heads_kv);
+  const int64_t j0 = kb * kRows;
   const Seq kvs = seq_of(p, false, b, hk);
   if (j0 >= kvs.len) return;  // varlen: past this sequence (uniform over the CTA)
   const int64_t lq = seq_of(p, true, b, 0).len, lk = kvs.len;
@@ -1193,7 +1203,6 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   if (p.mask != MXQ_ATTN_MASK_NONE) qb_first = j0 - off > 0 ? (j0 - off) / kStep : 0;
   const int64_t per_head = nqb > qb_first ? nqb - qb_first : 0;
   const int64_t n_iters = per_head * p.group;
-  const int64_t bhk = b * p.heads_kv + hk;
 
   // The stages' full/empty rings (fused: and the dQ staging tiles'), set up by thread 0.
   auto init_barriers = [&] {
@@ -1215,7 +1224,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     pre = n_iters < kStages ? static_cast<int>(n_iters) : kStages;
     if (tid == kMathThreads) {
       const int32_t sq_pad = static_cast<int32_t>(p.sq_pad);
-      const int32_t bh0 = static_cast<int32_t>(b * p.heads_q + hk * p.group), qb0 = static_cast<int32_t>(qb_first);
+      const int32_t bh0 = static_cast<int32_t>(bhk * p.group), qb0 = static_cast<int32_t>(qb_first);
       const uint32_t stage_s = ptx::smem_addr(stage0), bar_s = ptx::smem_addr(full);
       for (int it = 0; it < pre; ++it) {  // step it: q block qb0 + it % per_head of head bh0 + it / per_head
         const int32_t h = it / static_cast<int32_t>(per_head), qb = qb0 + it % static_cast<int32_t>(per_head);
@@ -1255,7 +1264,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     // head hk * group + it / per_head; loops not unrolled: with the reducer's loop next to the TMA
     // loop, 64-bit state or the compiler's 4x unrolling spilled 100-200 bytes) ----
     const int n_it = static_cast<int>(n_iters), ph32 = static_cast<int>(per_head);
-    const int32_t bh0 = static_cast<int32_t>(b * p.heads_q + hk * p.group), qb0 = static_cast<int32_t>(qb_first);
+    const int32_t bh0 = static_cast<int32_t>(bhk * p.group), qb0 = static_cast<int32_t>(qb_first);
     const uint32_t stage_s = ptx::smem_addr(stage0), bar_s = ptx::smem_addr(full);  // full, empty, dq_full, dq_empty
     ptx::setmaxnreg_dec<24>();
     if constexpr (kFused) {
@@ -1712,7 +1721,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     }
   };
   if (n_iters > 0) {  // one block, so ptxas sees every wgmma retired before the epilogue
-    Pos pn{i0_first, b * p.heads_q + hk * p.group};
+    Pos pn{i0_first, bhk * p.group};
     const Ld ld0 = load_ld(pn);
     if constexpr (kD64Fused) {
       if (wg == 1) ptx::named_barrier_sync(9, 256);  // the start offset (above)

@@ -79,6 +79,7 @@ struct alignas(64) AttnBwdSm90Params {
   int64_t batch, heads_q, heads_kv, seqlen_q, seqlen_kv;  // seqlens: the maxima with varlen
   int32_t group;              // Hq / Hkv
   int32_t mask;               // mxqAttentionMask_t
+  int32_t cta_heads;          // dK/dV grid order: (b, kv head) pairs per kv-block-major chunk (1: head-major)
   int32_t bshd;               // layout BSHD (else BHSD)
   int32_t swizzled;           // scale layout SWIZZLED_128x4 (else LINEAR)
   float softmax_scale;

@@ -27,6 +27,7 @@
 
 #include "core/error.h"
 #include "core/layout.h"
+#include "core/logger.h"
 #include "cuda/registry.h"
 #include "cuda/runtime.h"
 #include "sm90/attention_bwd_params.cuh"
@@ -61,6 +62,24 @@ bool use_fused_dq(const AttentionDesc& d, const DeviceInfo& dev) {
   if (attn_bwd_dkvq_smem_bytes(d.head_dim) > dev.smem_optin) return false;
   if (const char* env = std::getenv("MXQ_ATTN_BWD_FUSED_DQ"); env && *env) return std::string(env) != "0";
   return true;
+}
+
+// The dK/dV grid's order under a causal mask (AttnBwdSm90Params::cta_heads): a CTA's walk gets
+// shorter with its kv block, and in head-major order the last heads' longest walks start late and run
+// alone at the end. Chunks of c (b, kv head) pairs, kv-block-major within a chunk, start each chunk's
+// longest walks first; but more heads at once spread the walks over more q tiles in L2 (all of them
+// at once: 32% slower, twenty-fourth session). The rule, from measurements (docs/PERFORMANCE.md,
+// twenty-fifth session; a list-scheduling simulation had promised more from larger chunks than they
+// gave): about 8 MiB of the chunk's q-side tiles and dQ accumulator (8 bytes per query head, position
+// and channel), 2 to 4 pairs. MXQ_ATTN_BWD_CTA_HEADS=c overrides it (docs/ENVIRONMENT.md).
+int32_t dkv_cta_heads(const AttentionDesc& d) {
+  if (layout::ceil_div(d.seqlen_kv, kAttnBwdRowsPerCta) > kMaxGridYZ) return 1;  // kv blocks along y
+  const int64_t pairs = d.batch * d.heads_kv;
+  if (const char* env = std::getenv("MXQ_ATTN_BWD_CTA_HEADS"); env && *env)
+    return static_cast<int32_t>(std::clamp<long long>(std::strtoll(env, nullptr, 10), 1, pairs));
+  if (d.mask == MXQ_ATTN_MASK_NONE) return 1;
+  const int64_t head_bytes = (d.heads_q / d.heads_kv) * layout::round_up(d.seqlen_q, kAttnBwdRowsPerCta) * d.head_dim * 8;
+  return static_cast<int32_t>(std::min(std::clamp<int64_t>((int64_t(8) << 20) / std::max<int64_t>(head_bytes, 1), 2, 4), pairs));
 }
 
 class AttentionBwdSm90 final : public OpImpl {
@@ -99,6 +118,8 @@ class AttentionBwdSm90 final : public OpImpl {
     base_.seqlen_kv = d.seqlen_kv;
     base_.group = static_cast<int32_t>(d.heads_q / d.heads_kv);
     base_.mask = static_cast<int32_t>(d.mask);
+    base_.cta_heads = dkv_cta_heads(d);
+    if (base_.cta_heads > 1) MXQ_LOG_DBG("attention backward: dK/dV grid in chunks of {} (b, kv head) pairs", base_.cta_heads);
     base_.bshd = d.layout == MXQ_ATTN_LAYOUT_BSHD;
     base_.swizzled = swz;
     base_.softmax_scale = d.softmax_scale;
@@ -289,10 +310,19 @@ class AttentionBwdSm90 final : public OpImpl {
       dev_.launch(fn_[0], g, blk, 0, stream, params, names_[0].c_str(), /*programmatic=*/f8_);
     }
     // 2. dK, dV (fused: and dQ's contributions): one CTA per (128 kv rows, kv head, batch entry).
+    //    Causal masks: (pair, kv block, chunk of base_.cta_heads (b, kv head) pairs), kv-block-major
+    //    within a chunk (dkv_cta_heads).
     Dim3 gkv, bkv;
-    gkv.x = static_cast<unsigned>(layout::ceil_div(d_.seqlen_kv, kAttnBwdRowsPerCta));
-    gkv.y = static_cast<unsigned>(d_.heads_kv);
-    gkv.z = static_cast<unsigned>(d_.batch);
+    const int64_t nkvb = layout::ceil_div(d_.seqlen_kv, kAttnBwdRowsPerCta);
+    if (base_.cta_heads > 1) {
+      gkv.x = static_cast<unsigned>(base_.cta_heads);
+      gkv.y = static_cast<unsigned>(nkvb);
+      gkv.z = static_cast<unsigned>(layout::ceil_div(d_.batch * d_.heads_kv, int64_t(base_.cta_heads)));
+    } else {
+      gkv.x = static_cast<unsigned>(nkvb);
+      gkv.y = static_cast<unsigned>(d_.heads_kv);
+      gkv.z = static_cast<unsigned>(d_.batch);
+    }
     bkv.x = kAttnBwdThreads;
     dev_.launch(fn_[1], gkv, bkv, static_cast<size_t>(smem_kv_), stream, params, names_[1].c_str());
     if (fused_) {

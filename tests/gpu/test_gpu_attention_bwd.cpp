@@ -863,6 +863,67 @@ TEST_CASE("gpu attention bwd: masks and GQA / MQA", "[gpu][attention][bwd]") {
   }
 }
 
+// Under a causal mask the plan may launch the dK/dV grid as chunks of (batch, KV head) pairs, kv-block
+// major within a chunk (src/cuda/op_attention_bwd.cpp, dkv_cta_heads; the shapes here are too small for
+// its rule, so MXQ_ATTN_BWD_CTA_HEADS sets the chunk). 9 pairs in chunks of 2 and 4 leave a short last
+// chunk (its missing pairs' CTAs return). A CTA that maps to the wrong or no (batch, head, kv block)
+// leaves poisoned or wrong rows (run_case, every path: two-kernel, fused exact, FP8 and its exact
+// fallback); each CTA computes its kv rows' dK and dV alone, so they are bitwise the head-major
+// order's, and so is dQ on the deterministic path.
+TEST_CASE("gpu attention bwd: the dK/dV grid in chunks of (batch, KV head) pairs", "[gpu][attention][bwd]") {
+  Handle gpu(MXQ_BACKEND_CUDA), cpu(MXQ_BACKEND_CPU);
+  Case c;
+  c.b = 3, c.hq = 6, c.hkv = 3, c.sq = 300, c.skv = 300, c.mask = MXQ_ATTN_MASK_CAUSAL_TOP_LEFT;
+  SECTION("every path, D 128 and 64, chunks of 2 and 4 pairs") {
+    for (const char* chunk : {"2", "4"}) {
+      const mxq_test::gpu::ScopedEnv env("MXQ_ATTN_BWD_CTA_HEADS", chunk);
+      for (const int64_t d : {128, 64}) {
+        for (const bool det : {false, true}) {
+          c.d = d, c.deterministic = det;
+          run_case(c, gpu, cpu);
+        }
+      }
+    }
+  }
+  SECTION("the FP8 path's fallback (K blocks past the bound), bottom-right, chunks of 4 pairs") {
+    const mxq_test::gpu::ScopedEnv env("MXQ_ATTN_BWD_CTA_HEADS", "4");
+    c.d = 128, c.outlier = 2, c.mask = MXQ_ATTN_MASK_CAUSAL_BOTTOM_RIGHT, c.sq = 200;
+    run_case(c, gpu, cpu);
+  }
+  SECTION("dK, dV (and the deterministic path's dQ) bitwise the head-major order's") {
+    const uint64_t seed = mxq_test::gpu::fresh_seed();
+    std::mt19937_64 rng(seed);
+    INFO("seed " << seed);
+    for (const int64_t d : {128, 64}) {
+      for (const bool det : {false, true}) {
+        c.d = d, c.deterministic = det;
+        INFO("D " << d << (det ? " deterministic" : " fused"));
+        Problem P(c, cpu, rng);
+        DeviceInputs dev(P);
+        std::vector<uint16_t> out[2][3];
+        for (int order = 0; order < 2; ++order) {
+          const mxq_test::gpu::ScopedEnv env("MXQ_ATTN_BWD_CTA_HEADS", order == 0 ? "1" : "4");
+          mxqAttentionPlan_t bwd = make_plan(gpu, c, MXQ_ATTN_BACKWARD);
+          const size_t ws_bytes = workspace_of(bwd);
+          DeviceBuffer ws(ws_bytes);
+          dev.poison();
+          ws.poison(0xFF);
+          const auto a = bwd_args(dev.ptrs(), false);
+          MXQ_REQUIRE_OK(
+              mxqAttentionExecute(gpu, bwd, a.data(), static_cast<int>(a.size()), ws.ptr(), ws_bytes, nullptr));
+          out[order][0] = as_u16(dev.dq.download());
+          out[order][1] = as_u16(dev.dk.download());
+          out[order][2] = as_u16(dev.dv.download());
+          MXQ_REQUIRE_OK(mxqAttentionPlanDestroy(bwd));
+        }
+        CHECK(out[0][1] == out[1][1]);
+        CHECK(out[0][2] == out[1][2]);
+        if (det) CHECK(out[0][0] == out[1][0]);
+      }
+    }
+  }
+}
+
 TEST_CASE("gpu attention bwd: varlen", "[gpu][attention][bwd]") {
   Handle gpu(MXQ_BACKEND_CUDA), cpu(MXQ_BACKEND_CPU);
   Case c;
