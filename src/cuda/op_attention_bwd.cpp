@@ -71,15 +71,18 @@ bool use_fused_dq(const AttentionDesc& d, const DeviceInfo& dev) {
 // at once: 32% slower, twenty-fourth session). The rule, from measurements (docs/PERFORMANCE.md,
 // twenty-fifth session; a list-scheduling simulation had promised more from larger chunks than they
 // gave): about 8 MiB of the chunk's q-side tiles and dQ accumulator (8 bytes per query head, position
-// and channel), 2 to 4 pairs. MXQ_ATTN_BWD_CTA_HEADS=c overrides it (docs/ENVIRONMENT.md).
+// and channel), 1 to 4 pairs (B2 H32 S4096: 2 at D = 128, 4 at D = 64; B1 H16 S16384: 1, as 2 measured
+// 0.5% slower). MXQ_ATTN_BWD_CTA_HEADS=c overrides it (docs/ENVIRONMENT.md).
 int32_t dkv_cta_heads(const AttentionDesc& d) {
   if (layout::ceil_div(d.seqlen_kv, kAttnBwdRowsPerCta) > kMaxGridYZ) return 1;  // kv blocks along y
   const int64_t pairs = d.batch * d.heads_kv;
   if (const char* env = std::getenv("MXQ_ATTN_BWD_CTA_HEADS"); env && *env)
     return static_cast<int32_t>(std::clamp<long long>(std::strtoll(env, nullptr, 10), 1, pairs));
   if (d.mask == MXQ_ATTN_MASK_NONE) return 1;
-  const int64_t head_bytes = (d.heads_q / d.heads_kv) * layout::round_up(d.seqlen_q, kAttnBwdRowsPerCta) * d.head_dim * 8;
-  return static_cast<int32_t>(std::min(std::clamp<int64_t>((int64_t(8) << 20) / std::max<int64_t>(head_bytes, 1), 2, 4), pairs));
+  const int64_t head_bytes =
+      (d.heads_q / d.heads_kv) * layout::round_up(d.seqlen_q, kAttnBwdRowsPerCta) * d.head_dim * 8;
+  const int64_t c = std::clamp<int64_t>((int64_t(8) << 20) / std::max<int64_t>(head_bytes, 1), 1, 4);
+  return static_cast<int32_t>(std::min(c, pairs));
 }
 
 class AttentionBwdSm90 final : public OpImpl {
@@ -119,7 +122,8 @@ class AttentionBwdSm90 final : public OpImpl {
     base_.group = static_cast<int32_t>(d.heads_q / d.heads_kv);
     base_.mask = static_cast<int32_t>(d.mask);
     base_.cta_heads = dkv_cta_heads(d);
-    if (base_.cta_heads > 1) MXQ_LOG_DBG("attention backward: dK/dV grid in chunks of {} (b, kv head) pairs", base_.cta_heads);
+    if (base_.cta_heads > 1)
+      MXQ_LOG_DBG("attention backward: dK/dV grid in chunks of {} (b, kv head) pairs", base_.cta_heads);
     base_.bshd = d.layout == MXQ_ATTN_LAYOUT_BSHD;
     base_.swizzled = swz;
     base_.softmax_scale = d.softmax_scale;
