@@ -19,6 +19,7 @@
 // (dQ only on the deterministic path: the fused path's reductions land in any order; dK and dV on
 // both). Bad input: clear statuses, nothing written.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -443,6 +444,22 @@ size_t workspace_of(mxqAttentionPlan_t p) {
   return ws;
 }
 
+// One GPU backward of case c on dev's inputs with a fresh plan (made under the environment the caller
+// has set), outputs and workspace poisoned first: dQ, dK, dV as bf16 bits.
+std::array<std::vector<uint16_t>, 3> gpu_backward(mxqHandle_t gpu, const Case& c, DeviceInputs& dev) {
+  mxqAttentionPlan_t bwd = make_plan(gpu, c, MXQ_ATTN_BACKWARD);
+  const size_t ws_bytes = workspace_of(bwd);
+  DeviceBuffer ws(ws_bytes);
+  dev.poison();
+  ws.poison(0xFF);
+  const auto a = bwd_args(dev.ptrs(), c.varlen());
+  MXQ_REQUIRE_OK(mxqAttentionExecute(gpu, bwd, a.data(), static_cast<int>(a.size()), ws.ptr(), ws_bytes, nullptr));
+  std::array<std::vector<uint16_t>, 3> out{as_u16(dev.dq.download()), as_u16(dev.dk.download()),
+                                           as_u16(dev.dv.download())};
+  MXQ_REQUIRE_OK(mxqAttentionPlanDestroy(bwd));
+  return out;
+}
+
 
 void run_case(const Case& c, mxqHandle_t gpu, mxqHandle_t cpu) {
   const uint64_t seed = mxq_test::gpu::fresh_seed();
@@ -785,16 +802,9 @@ TEST_CASE("gpu attention bwd: a NaN in dS sends the FP8 path to the exact kernel
   for (int path = 0; path < 2; ++path) {
     std::optional<mxq_test::gpu::ScopedEnv> env8;
     if (path == 1) env8.emplace("MXQ_ATTN_BWD_F8", "0");
-    mxqAttentionPlan_t bwd = make_plan(gpu, c, MXQ_ATTN_BACKWARD);
-    const size_t ws_bytes = workspace_of(bwd);
-    DeviceBuffer ws(ws_bytes);
-    dev.poison();
-    ws.poison(0xFF);
-    const auto a = bwd_args(dev.ptrs(), false);
-    MXQ_REQUIRE_OK(mxqAttentionExecute(gpu, bwd, a.data(), static_cast<int>(a.size()), ws.ptr(), ws_bytes, nullptr));
-    out[path][0] = as_u16(dev.dk.download());
-    out[path][1] = as_u16(dev.dv.download());
-    MXQ_REQUIRE_OK(mxqAttentionPlanDestroy(bwd));
+    auto r = gpu_backward(gpu, c, dev);
+    out[path][0] = std::move(r[1]);
+    out[path][1] = std::move(r[2]);
   }
   CHECK(out[0][0] == out[1][0]);
   CHECK(out[0][1] == out[1][1]);
@@ -900,21 +910,10 @@ TEST_CASE("gpu attention bwd: the dK/dV grid in chunks of (batch, KV head) pairs
         INFO("D " << d << (det ? " deterministic" : " fused"));
         Problem P(c, cpu, rng);
         DeviceInputs dev(P);
-        std::vector<uint16_t> out[2][3];
+        std::array<std::vector<uint16_t>, 3> out[2];
         for (int order = 0; order < 2; ++order) {
           const mxq_test::gpu::ScopedEnv env("MXQ_ATTN_BWD_CTA_HEADS", order == 0 ? "1" : "4");
-          mxqAttentionPlan_t bwd = make_plan(gpu, c, MXQ_ATTN_BACKWARD);
-          const size_t ws_bytes = workspace_of(bwd);
-          DeviceBuffer ws(ws_bytes);
-          dev.poison();
-          ws.poison(0xFF);
-          const auto a = bwd_args(dev.ptrs(), false);
-          MXQ_REQUIRE_OK(
-              mxqAttentionExecute(gpu, bwd, a.data(), static_cast<int>(a.size()), ws.ptr(), ws_bytes, nullptr));
-          out[order][0] = as_u16(dev.dq.download());
-          out[order][1] = as_u16(dev.dk.download());
-          out[order][2] = as_u16(dev.dv.download());
-          MXQ_REQUIRE_OK(mxqAttentionPlanDestroy(bwd));
+          out[order] = gpu_backward(gpu, c, dev);
         }
         CHECK(out[0][1] == out[1][1]);
         CHECK(out[0][2] == out[1][2]);
