@@ -634,25 +634,31 @@ void run_case(const Case& c, mxqHandle_t gpu, mxqHandle_t cpu) {
     // within kTolOracle of float64 (a key or two per query: dS is mostly cancellation, measured 7e2 x
     // the recipe's error against the oracle at Sq = Skv = 1), only that comparison is meaningful: the
     // GPU's error against float64 within 1.25 x the recipe's + kTolOracle.
+    // The row bound assumes that a row's largest entries round on E4M3's normal grid. dV's rows are sums
+    // of Pq = E4M3(P * p_scale) over the queries: with p_scale below 1 (the p_scale 1/32 case) most of
+    // them are subnormal codes, 2^-9 apart whatever their size, so one flip can move a dV row whose
+    // queries all see its key weakly by much more (measured on an H100: 0.384 on one row of 150 with
+    // MXQ_TEST_SEED=3956493290532438785, main's kernels and this one's alike, while the aggregate was
+    // 0.098 of the recipe's error). There only the aggregate bound and the float64 comparison apply.
     const bool f8_products = f8 && path == 1 && !c.deterministic && !c.fallback();
     constexpr double kF8Recipe = 0.5, kF8Row = 0.25;
     auto oracle_ok = [&](double o, double recipe, double vs_f64, const std::vector<uint16_t>& got,
                          const std::vector<uint16_t>& ref, const std::vector<char>& in, int64_t seq, int64_t heads,
-                         const char* name) {
+                         const char* name, bool subnormal_rows = false) {
       if (o <= kTolOracle) return true;
       if (f8_products) {
         if (recipe <= kTolOracle) return vs_f64 <= 1.25 * recipe + kTolOracle;
         const RowDiff rd = row_diff(got, ref, in, seq, heads, name, true);
-        std::printf("  %s: FP8 products, %.3f of the recipe's error, worst row %.3f (floored)\n", name, o / recipe,
-                    rd.worst_floored);
-        return o <= kF8Recipe * recipe + kTolOracle && rd.worst_floored <= kF8Row;
+        std::printf("  %s: FP8 products, %.3f of the recipe's error, worst row %.3f (floored)%s\n", name, o / recipe,
+                    rd.worst_floored, subnormal_rows ? " (row bound not applied: subnormal Pq)" : "");
+        return o <= kF8Recipe * recipe + kTolOracle && (subnormal_rows || rd.worst_floored <= kF8Row);
       }
       const RowDiff rd = row_diff(got, ref, in, seq, heads, name, true);
       return rd.rows <= kFlipRows && rd.worst <= kFlipRow;
     };
     CHECK(oracle_ok(o_q, r_q, g_q, runs[0][0], dq_ref, in_q, c.sq, c.hq, "dQ"));
     CHECK(oracle_ok(o_k, r_k, g_k, runs[0][1], dk_ref, in_kv, c.skv, c.hkv, "dK"));
-    CHECK(oracle_ok(o_v, r_v, g_v, runs[0][2], dv_ref, in_kv, c.skv, c.hkv, "dV"));
+    CHECK(oracle_ok(o_v, r_v, g_v, runs[0][2], dv_ref, in_kv, c.skv, c.hkv, "dV", c.p_scale < 1.0f));
     INFO("vs fp64: GPU " << g_q << " " << g_k << " " << g_v << ", oracle " << r_q << " " << r_k << " " << r_v);
     CHECK(g_q <= r_q + kTolOracle);
     CHECK(g_k <= r_k + kTolOracle);
