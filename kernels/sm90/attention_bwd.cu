@@ -779,16 +779,12 @@ __device__ __forceinline__ void col_quant_store(const float (&x)[32], uint32_t e
 }
 
 // TMA bulk reduction (sm_90): `bytes` of fp32 in shared memory added element-wise, atomically, to
-// global memory; bulk-group completion (commit, then wait until the source has been read / all done).
+// global memory; its bulk group is committed and waited for with ptx/tma.cuh's bulk_* helpers.
 __device__ __forceinline__ void bulk_reduce_add_f32(float* dst, uint32_t src_smem, uint32_t bytes) {
   asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;" ::"l"(dst), "r"(src_smem),
                "r"(bytes)
                : "memory");
 }
-__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
-__device__ __forceinline__ void bulk_wait_read_all() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
-__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
-__device__ __forceinline__ void bulk_wait_all_but_one() { asm volatile("cp.async.bulk.wait_group 1;" ::: "memory"); }
 
 // Fused dQ's tile counters (p.dq_cnt): the reducer thread of a kv CTA adds 1 once the bulk reductions
 // of its contribution to a tile are complete (their async-proxy writes fenced for the generic proxy,
@@ -1298,8 +1294,8 @@ __device__ __forceinline__ void dkv_body(const P& p) {
             ptx::mbar_wait(dqf + (buf * 2 + g) * 8, ph);
             bulk_reduce_add_f32(dst + (kDsInStage ? g * 4096 : 0), s0 + (g ? dwg : 0u), kAttnBwdDqTileBytes);
           }
-          bulk_commit();
-          bulk_wait_read_all();
+          ptx::bulk_commit_group();
+          ptx::bulk_wait_group_read<0>();
           if constexpr (!kOwnStg) {
             ptx::mbar_arrive(bar_s + 8 * (kStages + buf));  // empty[buf]
           } else {
@@ -1307,14 +1303,14 @@ __device__ __forceinline__ void dkv_body(const P& p) {
             ptx::mbar_arrive(dqe + buf * 16 + 8);
           }
           if (it > 0) {
-            bulk_wait_all_but_one();  // step it-1's reductions complete
+            ptx::bulk_wait_group<1>();  // step it-1's reductions complete
             dq_tile_done(p.dq_cnt + tile_prev);
           }
           tile_prev = tile;
           dst += kTile, ++tile;
           if (++qi == ph32) qi = 0, dst += skip, tile += qsteps - ph32;
         }
-        bulk_wait_all();  // before the CTA's shared memory goes away
+        ptx::bulk_wait_group<0>();  // before the CTA's shared memory goes away
         if (n_it > 0) dq_tile_done(p.dq_cnt + tile_prev);
       }
     }
