@@ -400,9 +400,10 @@ void register_attention_bwd_kernels(Registry& r) {
   e.in_dtypes = {MXQ_DTYPE_E4M3, MXQ_DTYPE_E5M2};  // E5M2 reaches supports() and gets a reason
   e.out_dtypes = {MXQ_DTYPE_BF16};
   e.variant = "backward: exact FP8->bf16 dequantization once into the workspace, bf16 wgmma m64nNk16 (fused, "
-              "D=128: S^T and dP^T on FP8 wgmma m64n64k32 over operands rescaled within E4M3, the exact kernels "
-              "as fallback), TMA producer (mbarriers) + 2 math warpgroups; dK/dV kernel with dQ fused by fp32 "
-              "atomics, or dK/dV and dQ kernels (deterministic)";
+              "D=128: S^T and dP^T on FP8 wgmma m64n64k32, dK and dV m64n128k32, over operands rescaled within "
+              "E4M3, dQ on bf16, the exact kernels as fallback), TMA producer (mbarriers) + 2 math warpgroups; "
+              "dK/dV kernel with dQ fused by fp32 atomics, or dK/dV and dQ kernels (deterministic); causal grids "
+              "in chunks of (batch, kv head) pairs";
   e.priority = 0;
   e.supports = sm90_bwd_supports;
   e.make = [](const AttentionDesc& d, Device& dev) -> std::unique_ptr<OpImpl> {
