@@ -361,7 +361,7 @@ __device__ __forceinline__ void f8_col_tile(const P& p, uint8_t* tile, const uin
   if (inside) {
     const uint8_t* e = sc + bh * p.q_s_entry;
     scale = dev::ue8m0_to_f32(__ldg(e + q_s_scale_off(p, d, cblk)));
-    mx = colmax[(bh / p.heads_q * p.heads_kv + bh % p.heads_q / p.group) * D + d];
+    mx = colmax[bh / p.group * D + d];  // (b, kv head) = (b, q head) / group, as Hq = Hkv * group
   }
   for (int u = t; u < kStep * D / 16; u += kAttnBwdPrepThreads) {
     const int r = u / (D / 16), c = u % (D / 16);
@@ -408,7 +408,7 @@ __device__ __forceinline__ void f8_colmax_body(const P& p) {
   // The prep grid is a programmatic dependent: its first slices (the dQ zeroing, delta) need nothing
   // from here and start at once; the others wait for this grid (prep_block).
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-  const int64_t bhk = blockIdx.x, b = bhk / p.heads_kv, hk = bhk % p.heads_kv;
+  const int64_t bhk = blockIdx.x, b = bhk / p.heads_kv;
   if (bhk == 0 && blockIdx.y == 0 && t == 0) *p.f8_flag = 0u;
   const uint8_t* scales = blockIdx.y == 0 ? p.qt_sc : p.doutt_sc;
   float* colmax = blockIdx.y == 0 ? p.f8_qtc : p.f8_dotc;
@@ -420,7 +420,7 @@ __device__ __forceinline__ void f8_colmax_body(const P& p) {
   uint32_t mx[4] = {0u, 0u, 0u, 0u};  // swizzled: columns l + 32 k; else mx[0]: column t % D
   const bool vec = p.swizzled && (reinterpret_cast<uintptr_t>(scales) & 15u) == 0;
   for (int64_t g = 0; g < p.group; ++g) {
-    const uint8_t* e = scales + (b * p.heads_q + hk * p.group + g) * p.q_s_entry;
+    const uint8_t* e = scales + (bhk * p.group + g) * p.q_s_entry;
     if (vec) {
       const int64_t ntiles = (nblk + 3) / 4;
 #pragma unroll 4
@@ -1708,11 +1708,9 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     } else {
       ptx::wgmma_wait<0>();
 #pragma unroll
-      for (int k = 0; k < 4; ++k) {  // the A registers stay live until the wgmmas reading them are done
-        if (k < kFragKs) {
-          ptx::fence_regs(pa[k]);
-          ptx::fence_regs(da[k]);
-        }
+      for (int k = 0; k < kFragKs; ++k) {  // the A registers stay live until the wgmmas reading them are done
+        ptx::fence_regs(pa[k]);
+        ptx::fence_regs(da[k]);
       }
     }
   };
