@@ -286,6 +286,50 @@ __device__ __forceinline__ void load_row_tiles2_f8(uint8_t* tile_a, uint8_t* til
   if (bad) f8_raise(p);
 }
 
+// FP8 dQ's B operand (D = 128): positions s0..s0+127 of K quantized along S -> K_col', an E4M3 tile of
+// 128 rows d of 128 bytes with the 128-byte swizzle, each (d, 32-block) rescaled within E4M3 to column
+// d's largest scale over the sequence (f8_ktc, f8_colmax_body; the post pass multiplies dQ by it), the
+// positions of each 16 in the order dQ's A tile holds dS (dq_issue): byte 2 i + h of 16-group g holds
+// position 16 g + i + 8 h. Thread t < 256: 16-group t / 32, channels 4 (t % 32) .. + 3: sixteen 4-byte
+// loads (a warp reads whole 128-byte rows), transposed by byte permutes into one 16-byte store per
+// channel. Positions past the sequence are zeros. No error bound (as Q_col', f8_col_tile); a NaN scale
+// raises the flag.
+template <int D>
+__device__ __forceinline__ void load_col_tile_f8(uint8_t* tile, const P& p, const Seq& sq, int64_t bhk, int64_t s0,
+                                                 int t) {
+  static_assert(D == 128, "FP8 path: rows of 128 bytes");
+  if (t >= 256) return;
+  const int g = t >> 5, l = t & 31;
+  const int64_t sg = s0 + 16 * g;
+  uint32_t raw[16];
+#pragma unroll
+  for (int i = 0; i < 16; ++i)
+    raw[i] = sg + i < sq.len ? __ldg(reinterpret_cast<const uint32_t*>(p.kt + sq.row(sg + i) * D + 4 * l)) : 0u;
+  const bool inside = sg < sq.len;
+  bool bad = false;
+#pragma unroll
+  for (int c = 0; c < 4; ++c) {
+    const int d = 4 * l + c;
+    float f = 0.0f;
+    if (inside) {
+      const float scale = dev::ue8m0_to_f32(
+          __ldg(p.kt_sc + bhk * p.kv_s_entry + attn::along_d_scale_offset(p.swizzled, d, sg / 32, p.kv_s_scale_ld)));
+      const float mx = p.f8_ktc[bhk * D + d];
+      f = attn::f8_factor(scale, attn::f8_rcp(mx));
+      bad |= scale != scale || mx != mx;
+    }
+    const uint32_t sel = static_cast<uint32_t>(c) | (static_cast<uint32_t>(c + 4) << 4);
+    uint32_t w[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k)  // bytes 4k..4k+3: positions 2k, 2k + 8, 2k + 1, 2k + 9
+      w[k] = __byte_perm(__byte_perm(raw[2 * k], raw[2 * k + 8], sel), __byte_perm(raw[2 * k + 1], raw[2 * k + 9], sel),
+                         0x5410u);
+    *reinterpret_cast<uint4*>(tile + ptx::sw128_offset(static_cast<uint32_t>(d), static_cast<uint32_t>(g))) =
+        attn::e4m3x16_rescale(make_uint4(w[0], w[1], w[2], w[3]), f);
+  }
+  if (bad) f8_raise(p);
+}
+
 // Rows s0..s0+63 of a q-side operand quantized along D (Q or dO, D = 128) -> E4M3 rows of 128 bytes
 // (w8: [B*Hq][S_pad][128], unswizzled: TMA swizzles on load), rescaled within E4M3 to the tile's
 // largest scale, which goes to f8f[tile] (1 for a tile without a position). Positions past the
@@ -392,9 +436,9 @@ __device__ __forceinline__ void f8_col_tile(const P& p, uint8_t* tile, const uin
   if (bad) f8_raise(p);
 }
 
-// The FP8 path's first kernel, one block per (b, kv head) and tensor (blockIdx.y: Q, dO along S):
-// clears the call's flag (block 0) and writes the tensor's colmax[(b, kv head, d)] (f8_qtc, f8_dotc),
-// its largest scale in column d over the sequence and the KV group's query heads (1 for an empty
+// The FP8 path's first kernel, one block per (b, kv head) and tensor (blockIdx.y: Q, dO, K along S):
+// clears the call's flag (block 0) and writes the tensor's colmax[(b, kv head, d)] (f8_qtc, f8_dotc,
+// f8_ktc), its largest scale in column d over the sequence (Q, dO: and the KV group's query heads; 1 for an empty
 // sequence; a NaN scale gives NaN, and f8_col_tile raises the flag). The largest UE8M0 code is the
 // largest scale (0xFF, NaN, above every other). Swizzled scales with a 16-byte aligned base: each
 // 512-byte tile (128 columns d x 4 blocks) is 32 coalesced 16-byte loads, lane l holding columns
@@ -410,17 +454,21 @@ __device__ __forceinline__ void f8_colmax_body(const P& p) {
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   const int64_t bhk = blockIdx.x, b = bhk / p.heads_kv;
   if (bhk == 0 && blockIdx.y == 0 && t == 0) *p.f8_flag = 0u;
-  const uint8_t* scales = blockIdx.y == 0 ? p.qt_sc : p.doutt_sc;
-  float* colmax = blockIdx.y == 0 ? p.f8_qtc : p.f8_dotc;
-  const int64_t nblk = (seq_of(p, true, b, 0).len + 31) / 32;
+  // blockIdx.y 2: K along S (its own (b, kv head) entry, no group), for dQ's K_col' (load_col_tile_f8).
+  const bool kside = blockIdx.y == 2;
+  const uint8_t* scales = blockIdx.y == 0 ? p.qt_sc : blockIdx.y == 1 ? p.doutt_sc : p.kt_sc;
+  float* colmax = blockIdx.y == 0 ? p.f8_qtc : blockIdx.y == 1 ? p.f8_dotc : p.f8_ktc;
+  const int64_t group = kside ? 1 : p.group, entry = kside ? p.kv_s_entry : p.q_s_entry;
+  const int64_t ld = kside ? p.kv_s_scale_ld : p.q_s_scale_ld;
+  const int64_t nblk = (seq_of(p, !kside, b, kside ? bhk % p.heads_kv : 0).len + 31) / 32;
   auto max_byte = [](uint32_t x) {
     x = __vmaxu4(x, x >> 16);
     return __vmaxu4(x, x >> 8) & 0xFFu;
   };
   uint32_t mx[4] = {0u, 0u, 0u, 0u};  // swizzled: columns l + 32 k; else mx[0]: column t % D
   const bool vec = p.swizzled && (reinterpret_cast<uintptr_t>(scales) & 15u) == 0;
-  for (int64_t g = 0; g < p.group; ++g) {
-    const uint8_t* e = scales + (bhk * p.group + g) * p.q_s_entry;
+  for (int64_t g = 0; g < group; ++g) {
+    const uint8_t* e = scales + (bhk * group + g) * entry;
     if (vec) {
       const int64_t ntiles = (nblk + 3) / 4;
 #pragma unroll 4
@@ -436,7 +484,7 @@ __device__ __forceinline__ void f8_colmax_body(const P& p) {
     } else {
       const int64_t d = t % D;
       for (int64_t c = t / D; c < nblk; c += kAttnBwdPrepThreads / D)
-        mx[0] = max(mx[0], static_cast<uint32_t>(__ldg(e + q_s_scale_off(p, d, c))));
+        mx[0] = max(mx[0], static_cast<uint32_t>(__ldg(e + attn::along_d_scale_offset(p.swizzled, d, c, ld))));
     }
   }
   for (int i = t; i < kWarps * D; i += kAttnBwdPrepThreads) (&red[0][0])[i] = 0u;
@@ -778,6 +826,40 @@ __device__ __forceinline__ void col_quant_store(const float (&x)[32], uint32_t e
   }
 }
 
+// kF8 (FP8 dQ): the thread's 32 dS^T values x * f quantized to E4M3 against their query column's scale
+// exponent (word of column pair (8 jj + 2c, +1) from lane 4 jj + c: the largest over the CTA's 128 kv
+// rows, dq_issue) and stored into dQ's A tile, [64 q][128 kv'] bytes with the 128-byte swizzle: the
+// thread's rows r0 and r0 + 8 of column q are the 16-bit unit at kv' = 64 wg + 16 w + 2 (l / 4) of row
+// q (K_col' holds its positions in the same order, load_col_tile_f8), so each pair is one cvt and one
+// 2-byte store (a warp's store: 16 bytes of each of 4 rows, in 4 distinct 16-byte bank groups).
+// a0 / a1: the thread's addresses for the columns of parity 0 / 1 in row group 0 (rows 8 jj on at
+// + 1024 jj). kFast: one multiply by f * 2^(127 - E) (bits fc - (E << 23), E <= 134 and f's fold
+// valid, mx_rows_to_frags); else by f, then by 2^(127 - E).
+template <bool kFast>
+__device__ __forceinline__ void col_quant_store_f8(const float (&x)[32], uint32_t e2, uint32_t a0, uint32_t a1, int l,
+                                                   float f, uint32_t fc) {
+  const int c = l & 3;
+#pragma unroll
+  for (int jj = 0; jj < 8; ++jj) {
+    const uint32_t ej = __shfl_sync(0xFFFFFFFFu, e2, 4 * jj + c);
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const uint32_t ex = e ? ej >> 16 : ej & 0xFFFFu;
+      float u = x[4 * jj + e], v = x[4 * jj + 2 + e];
+      if constexpr (kFast) {
+        const float inv = __uint_as_float(fc - (ex << 23));
+        u = __fmul_rn(u, inv), v = __fmul_rn(v, inv);
+      } else {
+        float inv, unused;
+        e4m3_scale_of_exponent(ex, inv, unused);
+        u = __fmul_rn(__fmul_rn(u, f), inv), v = __fmul_rn(__fmul_rn(v, f), inv);
+      }
+      const uint16_t q = dev::f32x2_to_fp8x2_satfinite<Fp8::E4M3>(u, v);
+      asm volatile("st.shared.b16 [%0], %1;" ::"r"((e ? a1 : a0) + 1024u * jj), "h"(q) : "memory");
+    }
+  }
+}
+
 // TMA bulk reduction (sm_90): `bytes` of fp32 in shared memory added element-wise, atomically, to
 // global memory; its bulk group is committed and waited for with ptx/tma.cuh's bulk_* helpers.
 __device__ __forceinline__ void bulk_reduce_add_f32(float* dst, uint32_t src_smem, uint32_t bytes) {
@@ -1058,13 +1140,19 @@ __device__ __forceinline__ void dq_post_tile(const P& p, uint32_t bx, uint32_t b
   __syncthreads();
   if (abandon) return;
   const float4* src = reinterpret_cast<const float4*>(p.dq_acc) + (tile * kPanels + panel) * 1024;
+  // Behind the FP8 kernel: dQ's K_col' was rescaled per column d (f8_ktc of the (b, kv head)).
+  const float* fk = p.f8_mode == 1 ? p.f8_ktc + (b * p.heads_q + h) / p.group * D : nullptr;
 #pragma unroll
   for (int k = 0; k < 1024 / kAttnBwdPostThreads; ++k) {
     const int u = static_cast<int>(threadIdx.x) + k * kAttnBwdPostThreads;
     const int w = u >> 8, j = (u >> 5) & 7, l = u & 31;
-    const float4 v = __ldcg(src + u);  // L2: other SMs' reductions
+    float4 v = __ldcg(src + u);  // L2: other SMs' reductions
     const int64_t r = qs * kStep + 16 * w + (l >> 2);
     const int64_t col = panel * 64 + 8 * j + 2 * (l & 3);
+    if (fk) {
+      const float2 f = *reinterpret_cast<const float2*>(fk + col);
+      v = make_float4(v.x * f.x, v.y * f.y, v.z * f.x, v.w * f.y);
+    }
     if (r < sq.len)
       *reinterpret_cast<uint32_t*>(p.dq + (sq.base + r * sq.step) * D + col) = dev::f32x2_to_bf16x2(v.x, v.y);
     if (r + 8 < sq.len)
@@ -1239,10 +1327,14 @@ __device__ __forceinline__ void dkv_body(const P& p) {
                                              tid);
     else
       load_row_tiles2<kRows, D, kThreads>(k_tile, v_tile, p.k, p.k_sc, p.v, p.v_sc, p, kvs, j0, tid);
-    const int pn = tid / D;
-    if (pn < 2)
-      load_col_tile<D>(kc_tile + pn * (D * 128), p.kt, p.kt_sc, bhk * p.kv_s_entry, p.kv_s_scale_ld, p.swizzled != 0,
-                       kvs, j0 + 64 * pn, tid - pn * D);
+    if constexpr (kF8) {
+      load_col_tile_f8<D>(kc_tile, p, kvs, bhk, j0, tid);
+    } else {
+      const int pn = tid / D;
+      if (pn < 2)
+        load_col_tile<D>(kc_tile + pn * (D * 128), p.kt, p.kt_sc, bhk * p.kv_s_entry, p.kv_s_scale_ld,
+                         p.swizzled != 0, kvs, j0 + 64 * pn, tid - pn * D);
+    }
   } else {
     // Resident K and V from the bf16 workspace, all 384 threads.
     copy_rows<kRows, D, kThreads>(k_tile, p.w_k + (bhk * p.skv_pad + j0) * D, tid);
@@ -1553,7 +1645,40 @@ __device__ __forceinline__ void dkv_body(const P& p) {
   [[maybe_unused]] auto ds_half = [&](int64_t it, int g) -> uint32_t {
     return ptx::smem_addr(stage0 + static_cast<int>(it & 1) * 4 * kStepTile + g * kStepTile + kStep * D);
   };
+  // kF8: the step's scale exponents of dS's query columns over the CTA's 128 kv rows (word 4 jj + c:
+  // columns 8 jj + 2c, +1), written by warp 0 for dq_store in the free half of the K_col' area (a
+  // register across the dQ product made ptxas spill). Rewritten past the next step's barrier 5, which
+  // every thread reaches after its dq_store.
+  [[maybe_unused]] uint32_t* dq_e2s = reinterpret_cast<uint32_t*>(kc_tile + kRows * D);
   [[maybe_unused]] auto dq_issue = [&](int64_t it, float (&acc)[32]) {
+    if constexpr (kF8) {
+      // FP8 dQ (docs/NUMERICS.md "dQ on FP8 wgmma"): one scale exponent per query column over all 128 kv
+      // rows (the eight warps' column maxima, barrier 5), dS quantized against it into the A tile
+      // (ds_half(it, 0), [64 q][128 kv'] bytes), dQ's 64 x 64 of this warpgroup = A K_col'^T over the
+      // warpgroup's 64 columns d (four k32 wgmmas); dq_store multiplies each query row by 2^(E - 127).
+      uint32_t e2 = col_block_exponents<false>(dp, l, p.ds_scale);
+      *xch_mine = e2;
+      ptx::named_barrier_sync(5, 256);
+#pragma unroll
+      for (int k = 0; k < 8; ++k) e2 = __vmaxu2(e2, xch[k * 32 + l]);
+      if (tid < 32) dq_e2s[l] = e2;
+      const uint32_t elo = e2 & 0xFFFFu, ehi = e2 >> 16;
+      if (__any_sync(0xFFFFFFFFu, elo >= 254u || ehi >= 254u) && l == 0) f8_raise(p);  // a NaN or an Inf in dS
+      const uint32_t tile = ds_half(it, 0);
+      const int c = l & 3;
+      const uint32_t chunk = static_cast<uint32_t>(4 * wg + w), byte = static_cast<uint32_t>(2 * (l >> 2));
+      const uint32_t a0 = tile + (2 * c) * 128 + ((chunk ^ (2 * c)) << 4) + byte;
+      const uint32_t a1 = tile + (2 * c + 1) * 128 + ((chunk ^ (2 * c + 1)) << 4) + byte;
+      if (__any_sync(0xFFFFFFFFu, p.ds_fold == 0 || elo > 134u || ehi > 134u))
+        col_quant_store_f8<false>(dp, e2, a0, a1, l, p.ds_scale, p.ds_scale_c);
+      else
+        col_quant_store_f8<true>(dp, e2, a0, a1, l, p.ds_scale, p.ds_scale_c);
+      ptx::fence_proxy_async_shared();  // generic stores -> wgmma's reads
+      ptx::named_barrier_sync(bar_ds, kDsThreads);
+      ptx::wgmma_fence();
+      issue_product_f8(acc, tile, ptx::smem_addr(kc_tile) + wg * 64 * 128);
+      return;
+    }
     uint8_t* tile = ds_tile(it);
     uint32_t e2 = col_block_exponents<false>(dp, l, p.ds_scale);
     *xch_mine = e2;
@@ -1615,6 +1740,18 @@ __device__ __forceinline__ void dkv_body(const P& p) {
       if (it > 0) ptx::mbar_wait(&dq_empty[((it - 1) & 1) * 2 + wg], static_cast<uint32_t>(((it - 1) >> 1) & 1));
     } else if constexpr (!kDsInStage) {
       ptx::mbar_wait(&dq_empty[buf * 2 + wg], static_cast<uint32_t>((it >> 1) & 1) ^ 1u);
+    }
+    if constexpr (kF8) {  // query rows 16 w + l / 4 (+ 8) times 2^(E - 127) (word 4 (2 w + h) + l / 8)
+      const int rq = l >> 2;
+      float m[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const uint32_t ew = dq_e2s[4 * (2 * w + h) + (rq >> 1)];
+        const uint32_t ex = (rq & 1) ? ew >> 16 : ew & 0xFFFFu;
+        m[h] = __uint_as_float(ex == 0u ? 0x00400000u : min(ex, 254u) << 23);
+      }
+#pragma unroll
+      for (int i = 0; i < 32; ++i) asm volatile("mul.rn.f32 %0, %0, %1;" : "+f"(acc[i]) : "f"(m[(i >> 1) & 1]));
     }
 #pragma unroll
     for (int j = 0; j < 8; ++j)
@@ -1682,8 +1819,13 @@ __device__ __forceinline__ void dkv_body(const P& p) {
           // D = 128: dP^T of step it+1 goes out between the staging stores and their proxy fence,
           // so the stores drain while the tensor cores have it (the fence waits for them).
           dq_store(it, dq);
-          issue_dp(it + 1);
-          dq_hand(it);
+          if constexpr (kF8) {
+            dq_hand(it);
+            issue_dp(it + 1);
+          } else {
+            issue_dp(it + 1);
+            dq_hand(it);
+          }
           ptx::mbar_arrive(&empty[it & 1]);  // the reducer's arrival completes the release
           front(pn, ldn);
         }

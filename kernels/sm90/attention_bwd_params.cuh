@@ -69,6 +69,9 @@ struct alignas(64) AttnBwdSm90Params {
   // scale over the sequence and the group's query heads (a first kernel writes them and clears the flag).
   float* f8_qtc;
   float* f8_dotc;
+  // FP8 dQ: K along S rescaled per column d to f8_ktc[(b, kv head, d)], its largest scale over the
+  // sequence (the dK/dV kernel writes its K_col' tile itself; the post pass multiplies dQ by it).
+  float* f8_ktc;
   uint32_t* f8_flag;
   int32_t f8_mode;            // 0: exact kernels only; 1: the FP8 kernels (nothing to do once the flag
                               // is up); 2: the exact kernels behind them (nothing to do unless it is up)

@@ -98,7 +98,7 @@ class AttentionBwdSm90 final : public OpImpl {
     }
     // [0] prep (+ delta), [1] dK/dV (fused: + dQ), [2] dQ (fused: the post pass); FP8: the prep and
     // dK/dV kernels of the FP8 products, [3], [4] the exact ones behind them, and [5] the FP8 path's
-    // first kernel (the flag cleared, Q_col's and dO_col's column factors).
+    // first kernel (the flag cleared, Q_col's, dO_col's and K_col's column factors).
     const char* f8s = f8_ ? "8" : "";
     names_[0] = fmt::format("mxq_attn_bwd_sm90_prep{}_d{}", f8s, dim);
     names_[1] = fmt::format("mxq_attn_bwd_sm90_{}{}_d{}", fused_ ? "dkvq" : "dkv", f8s, dim);
@@ -158,10 +158,10 @@ class AttentionBwdSm90 final : public OpImpl {
     ws_dqacc_ = fused_ ? d.batch * d.heads_q * base_.sq_pad * d.head_dim * 4 : 0;
     ws_dqcnt_ = fused_ ? layout::round_up(d.batch * d.heads_q * (base_.sq_pad / kAttnBwdStepRows) * 4, 256) : 0;
     // FP8: the factors of the Q' and dO' tiles (one float per 64-row q tile each: the counters' size),
-    // the flag, and Q_col's and dO_col's column factors (a float per (b, kv head, d) each). Q', dO',
+    // the flag, and Q_col's, dO_col's and K_col's column factors (a float per (b, kv head, d) each). Q', dO',
     // Q_col' and dO_col' themselves take the first half of the bf16 copies' space.
     ws_f8col_ = f8_ ? layout::round_up(d.batch * d.heads_kv * d.head_dim * 4, 256) : 0;
-    ws_f8_ = f8_ ? 2 * ws_dqcnt_ + 256 + 2 * ws_f8col_ : 0;
+    ws_f8_ = f8_ ? 2 * ws_dqcnt_ + 256 + 3 * ws_f8col_ : 0;
     // The dK/dV kernel's shared memory (the exact fused kernel behind the FP8 one takes smem_exact_).
     smem_exact_ = fused_ ? attn_bwd_dkvq_smem_bytes(dim) : attn_bwd_dkv_smem_bytes(dim);
     smem_kv_ = f8_ ? attn_bwd_dkvq8_smem_bytes(dim) : smem_exact_;
@@ -172,8 +172,9 @@ class AttentionBwdSm90 final : public OpImpl {
     if (f8_)
       return "sm_90a: S^T, dP^T, dK and dV on FP8 wgmma over operands rescaled within E4M3 (one power-of-two factor "
              "per kv row and 64-query tile for S^T and dP^T; per Q and dO column and per dS^T row for dK and dV; the "
-             "exact kernels redo the call for inputs past the rescale's error bound), dQ on bf16 wgmma over exactly "
-             "dequantized operands, fused into the dK/dV kernel (fp32 atomics into the workspace; not deterministic)";
+             "exact kernels redo the call for inputs past the rescale's error bound), dQ on FP8 wgmma too (per K "
+             "column and per dS query row over the CTA's kv rows), fused into the dK/dV kernel (fp32 atomics into the "
+             "workspace; not deterministic)";
     return fused_ ? "sm_90a: FP8 operands dequantized exactly to bf16 once (workspace), bf16 wgmma, dQ fused "
                     "into the dK/dV kernel (fp32 atomics into the workspace, 5 matmuls; not deterministic)"
                   : "sm_90a: FP8 operands dequantized exactly to bf16 once (workspace), bf16 wgmma, deterministic "
@@ -245,6 +246,7 @@ class AttentionBwdSm90 final : public OpImpl {
           p.f8_flag = reinterpret_cast<uint32_t*>(f8 + 2 * ws_dqcnt_);
           p.f8_qtc = reinterpret_cast<float*>(f8 + 2 * ws_dqcnt_ + 256);
           p.f8_dotc = reinterpret_cast<float*>(f8 + 2 * ws_dqcnt_ + 256 + ws_f8col_);
+          p.f8_ktc = reinterpret_cast<float*>(f8 + 2 * ws_dqcnt_ + 256 + 2 * ws_f8col_);
           p.f8_mode = 1;
         }
       } else {
@@ -293,10 +295,11 @@ class AttentionBwdSm90 final : public OpImpl {
 
     const int64_t dim = d_.head_dim;
     void* params[] = {&p};
-    if (f8_) {  // 0. the FP8 kernels' flag cleared, Q_col's and dO_col's column factors (a block per (b, kv head) each)
+    if (f8_) {  // 0. the FP8 kernels' flag cleared, the column factors of Q_col, dO_col and K_col (a block per
+                //    (b, kv head) and tensor)
       Dim3 g, blk;
       g.x = static_cast<unsigned>(d_.batch * d_.heads_kv);
-      g.y = 2;
+      g.y = 3;
       blk.x = kAttnBwdPrepThreads;
       dev_.launch(fn_[5], g, blk, 0, stream, params, names_[5].c_str());
     }

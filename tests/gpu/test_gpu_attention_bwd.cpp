@@ -73,7 +73,7 @@ std::string describe(const Case& c) {
                   (c.mask == MXQ_ATTN_MASK_NONE ? " no-mask" : c.mask == MXQ_ATTN_MASK_CAUSAL_TOP_LEFT ? " causal-TL" : " causal-BR") +
                   (c.scales == MXQ_SCALE_LAYOUT_LINEAR ? " linear-scales" : " swizzled-scales");
   if (c.dout_spread != 0.01f) s += " dO-spread " + std::to_string(c.dout_spread);
-  if (c.outlier) s += c.outlier == 1 ? " Q-blocks-2^-8" : c.outlier == 2 ? " K-blocks-2^-8" : " Q-dO-tiles-along-S-2^-8";
+  if (c.outlier) s += c.outlier == 1 ? " Q-blocks-2^-8" : c.outlier == 2 ? " K-blocks-2^-8" : " Q-dO-K-tiles-along-S-2^-8";
   if (c.out_misalign) s += " outputs+" + std::to_string(c.out_misalign) + "B";
   if (c.varlen()) {
     s += " varlen q[";
@@ -251,6 +251,15 @@ struct Problem {
               uint16_t& e = (*t)[static_cast<size_t>(r * c.d + x)];
               e = to_bf16(static_cast<float>(from_bf16(e) * 0x1p-8));
             }
+      }
+      // K too, in alternate 64-position tiles of its own (FP8 dQ's K_col' column factors).
+      for (int64_t r = 0; r < ks.rows(); ++r) {
+        const int64_t pos = c.layout == MXQ_ATTN_LAYOUT_BSHD ? r / c.hkv % c.skv : r % c.skv;
+        if (pos / 64 % 2 == 0)
+          for (int64_t x = 0; x < c.d; ++x) {
+            uint16_t& e = k[static_cast<size_t>(r * c.d + x)];
+            e = to_bf16(static_cast<float>(from_bf16(e) * 0x1p-8));
+          }
       }
     }
     q_d = quantize_along_d(cpu, qs, q, c.scales);
@@ -681,10 +690,11 @@ void run_case(const Case& c, mxqHandle_t gpu, mxqHandle_t cpu) {
         ws_of_path[0] + (c.deterministic ? 0 : acc_bytes + cnt_bytes));
   if (f8 && !c.deterministic) {
     // The FP8 products add the Q' and dO' tile factors (a float per 64-row q tile each, 256-byte
-    // aligned), the flag (256 bytes) and Q_col's and dO_col's column factors (a float per (b, kv head,
-    // d) each, 256-byte aligned); Q', dO', Q_col' and dO_col' take half of the bf16 copies' space.
+    // aligned), the flag (256 bytes) and Q_col's, dO_col's and K_col's column factors (a float per (b,
+    // kv head, d) each, 256-byte aligned); Q', dO', Q_col' and dO_col' take half of the bf16 copies'
+    // space (the dK/dV kernel writes its K_col' tile itself).
     const size_t col_bytes = static_cast<size_t>((c.b * c.hkv * c.d * 4 + 255) / 256 * 256);
-    CHECK(ws_of_path[1] == ws_fused_exact + 2 * cnt_bytes + 256 + 2 * col_bytes);
+    CHECK(ws_of_path[1] == ws_fused_exact + 2 * cnt_bytes + 256 + 3 * col_bytes);
     // dK and dV are deterministic on the fused path. Past the rescale's bound the flag sends the call
     // to the exact kernels, whose bits these must then be; otherwise the FP8 products ran, and their
     // sums (other roundings than bf16 wgmma's) leave some output different from the exact kernels'.
@@ -781,7 +791,7 @@ TEST_CASE("gpu attention bwd: FP8 products' fallback", "[gpu][attention][bwd]") 
   // products' Q_col' and dO_col' have one factor per column, so the smaller blocks are shifted by
   // 2^-8 and partly rounded on E4M3's subnormal grid) must still meet the FP8 products' tolerances,
   // and the FP8 kernels must have run (dK, dV differ from the exact kernels', checked in run_case).
-  SECTION("Q and dO tiles 2^8 apart along S (FP8 dK and dV column factors, no fallback), GQA BSHD") {
+  SECTION("Q, dO and K tiles 2^8 apart along S (FP8 dK, dV and dQ column factors, no fallback), GQA BSHD") {
     c.hq = 4, c.hkv = 2, c.sq = 256, c.skv = 200, c.outlier = 3, c.layout = MXQ_ATTN_LAYOUT_BSHD;
     run_case(c, gpu, cpu);
   }
