@@ -18,7 +18,10 @@
 //    (ds_rows_to_f8: the dK accumulator row is rescaled when the exponent rises), Pq is E4M3 already
 //    (one fixed scale, p_scale), and Q_col', dO_col' are rescaled per column d by the prep
 //    (f8_col_tile) against the column's largest scale (f8_colmax_body); the factors multiply dK and
-//    dV once at the end.
+//    dV once at the end. dQ = dS|kv K_col on FP8 wgmma as well (twenty-sixth session: +8-11%): dS
+//    quantized per query column against one exponent over the CTA's 128 kv rows (one more 256-thread
+//    exchange per step), K_col' rescaled per column by the dK/dV kernel itself; each dQ row is
+//    multiplied by its power of two before the bulk reduction, each column by K's factor in the post pass.
 //  - Dequantize once: a prep kernel writes the seven operands (Q, dO, K, V along D; Q, dO, K along
 //    S) as bf16 into the workspace, per (b, h) with the sequence padded to a multiple of 128 with
 //    zeros: along-D operands as [S_pad][D], along-S operands transposed as [D][S_pad] so that every B
@@ -1192,9 +1195,9 @@ __device__ __forceinline__ void dq_post_body(const P& p) {
 // only by S^T: a barrier per warpgroup half waits for the other warpgroup's S^T before it is
 // overwritten; the stage is released after dQ). D = 64: each warpgroup reduces its own kv rows'
 // product over all 64 columns (K split: no cross-warpgroup barrier; twice the reductions), from
-// its own dS^T tile per stage. kF8 (D = 128): the dS^T halves sit in the free upper halves of the
-// stage's Q' and dO' slots (ds_half) and the staging tiles in the free halves of the K and V tiles,
-// so no guard barrier precedes the dS^T write and the stage's release does not wait for the reducer.
+// its own dS^T tile per stage. kF8 (D = 128): dQ's E4M3 A tile sits in the free upper half of the
+// stage's Q' slot (ds_half(it, 0)) and the staging tiles in the free halves of the K and V tiles,
+// so no guard barrier precedes the dS write and the stage's release does not wait for the reducer.
 // kRegKs: S^T's and dP^T's first kRegKs k steps take the resident K and V rows from registers (A
 // fragments read once from the tiles), the rest from shared memory.
 // kF8 (fused, D = 128): S^T = K' Q'^T and dP^T = V' dO'^T on FP8 wgmma (m64n64k32): K', V' rescaled
@@ -1202,7 +1205,10 @@ __device__ __forceinline__ void dq_post_body(const P& p) {
 // factors and the tile's fold into P's exponent argument and into dP - delta (front). dV and dK on
 // FP8 wgmma too (m64n128k32, A from registers): Pq's E4M3 codes, and dS^T's against a running
 // exponent per kv row (ds_rows_to_f8), over the prep's Q_col' and dO_col' (per-column factors, applied
-// in the epilogue with the rows'). dQ is the exact kernel's. Does nothing once the call's flag is up
+// in the epilogue with the rows'). dQ on FP8 wgmma (m64n64k32, both from shared memory): dS quantized
+// per query column against one exponent over the CTA's 128 kv rows into an E4M3 A tile (dq_issue),
+// K_col' rescaled per column d (load_col_tile_f8); each dQ row times its 2^(E - 127) in dq_store, the
+// column factors in the post pass. Does nothing once the call's flag is up
 // (the prep raised it, or another CTA's K or V rows or dS did): the exact kernels behind redo the call.
 template <int D, bool kFused, int kRegKs = 0, bool kF8 = false>
 __device__ __forceinline__ void dkv_body(const P& p) {
@@ -1640,10 +1646,10 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     if constexpr (kDsInStage) return stage0 + static_cast<int>(it & 1) * 4 * kStepTile;
     else return ds_area + static_cast<int>(it & 1) * kAttnBwdDsTile;
   };
-  // kF8: warpgroup g's 64 rows of the dS^T tile in the free upper half of the stage's Q' (g = 0) or
-  // dO' slot (g = 1), so that no S^T reader needs guarding (barriers 5 + wg) before it is written.
-  [[maybe_unused]] auto ds_half = [&](int64_t it, int g) -> uint32_t {
-    return ptx::smem_addr(stage0 + static_cast<int>(it & 1) * 4 * kStepTile + g * kStepTile + kStep * D);
+  // kF8: dQ's E4M3 A tile (dS, [64 q][128 kv'] bytes, both warpgroups' halves) in the free upper half
+  // of the stage's Q' slot, so that no S^T reader needs guarding (barriers 5 + wg) before it is written.
+  [[maybe_unused]] auto ds_f8_tile = [&](int64_t it) -> uint32_t {
+    return ptx::smem_addr(stage0 + static_cast<int>(it & 1) * 4 * kStepTile + kStep * D);
   };
   // kF8: the step's scale exponents of dS's query columns over the CTA's 128 kv rows (word 4 jj + c:
   // columns 8 jj + 2c, +1), written by warp 0 for dq_store in the free half of the K_col' area (a
@@ -1654,7 +1660,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     if constexpr (kF8) {
       // FP8 dQ (docs/NUMERICS.md "dQ on FP8 wgmma"): one scale exponent per query column over all 128 kv
       // rows (the eight warps' column maxima, barrier 5), dS quantized against it into the A tile
-      // (ds_half(it, 0), [64 q][128 kv'] bytes), dQ's 64 x 64 of this warpgroup = A K_col'^T over the
+      // (ds_f8_tile, [64 q][128 kv'] bytes), dQ's 64 x 64 of this warpgroup = A K_col'^T over the
       // warpgroup's 64 columns d (four k32 wgmmas); dq_store multiplies each query row by 2^(E - 127).
       uint32_t e2 = col_block_exponents<false>(dp, l, p.ds_scale);
       *xch_mine = e2;
@@ -1664,7 +1670,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
       if (tid < 32) dq_e2s[l] = e2;
       const uint32_t elo = e2 & 0xFFFFu, ehi = e2 >> 16;
       if (__any_sync(0xFFFFFFFFu, elo >= 254u || ehi >= 254u) && l == 0) f8_raise(p);  // a NaN or an Inf in dS
-      const uint32_t tile = ds_half(it, 0);
+      const uint32_t tile = ds_f8_tile(it);
       const int c = l & 3;
       const uint32_t chunk = static_cast<uint32_t>(4 * wg + w), byte = static_cast<uint32_t>(2 * (l >> 2));
       const uint32_t a0 = tile + (2 * c) * 128 + ((chunk ^ (2 * c)) << 4) + byte;
@@ -1687,36 +1693,29 @@ __device__ __forceinline__ void dkv_body(const P& p) {
     const bool slow = (e2 & 0xFFFFu) > static_cast<uint32_t>(sm90gemm::Fp8Bits<ptx::Fp8Kind::E4M3>::kMaxFastE) ||
                       (e2 >> 16) > static_cast<uint32_t>(sm90gemm::Fp8Bits<ptx::Fp8Kind::E4M3>::kMaxFastE) ||
                       p.ds_fold == 0;
-    uint32_t row_addr;
-    if constexpr (kF8) row_addr = ds_half(it, wg) + (16 * w + 8 * ((l >> 3) & 1) + (l & 7)) * 128;
-    else row_addr = ptx::smem_addr(tile) + (64 * wg + 16 * w + 8 * ((l >> 3) & 1) + (l & 7)) * 128;
+    const uint32_t row_addr = ptx::smem_addr(tile) + (64 * wg + 16 * w + 8 * ((l >> 3) & 1) + (l & 7)) * 128;
     if (__any_sync(0xFFFFFFFFu, slow)) {  // uniform over the pair of warps: they merged the same words
       ptx::named_barrier_sync(bar_pair, 64);  // the partner has read the fast words
       e2 = col_block_exponents<true>(dp, l, p.ds_scale);
       *xch_mine = e2;
       ptx::named_barrier_sync(bar_pair, 64);
       e2 = __vmaxu2(e2, *xch_partner);
-      if constexpr (kDsInStage && !kF8) ptx::named_barrier_sync(5 + wg, 256);  // the other S^T is done with Q
+      if constexpr (kDsInStage) ptx::named_barrier_sync(5 + wg, 256);  // the other S^T is done with Q
       col_quant_store<true>(dp, e2, row_addr, l, p.ds_scale, p.ds_scale_c);
     } else {
-      if constexpr (kDsInStage && !kF8) ptx::named_barrier_sync(5 + wg, 256);
+      if constexpr (kDsInStage) ptx::named_barrier_sync(5 + wg, 256);
       col_quant_store<false>(dp, e2, row_addr, l, p.ds_scale, p.ds_scale_c);
     }
     ptx::fence_proxy_async_shared();  // generic stores -> wgmma's reads
     ptx::named_barrier_sync(bar_ds, kDsThreads);
     const uint32_t a_lo = ptx::smem_desc_sw128_lo(ptx::smem_addr(tile));
-    [[maybe_unused]] uint32_t a_lo0 = 0, a_lo1 = 0;
-    if constexpr (kF8) {
-      a_lo0 = ptx::smem_desc_sw128_lo(ds_half(it, 0));
-      a_lo1 = ptx::smem_desc_sw128_lo(ds_half(it, 1));
-    }
     ptx::undef_acc(acc);
     ptx::wgmma_fence();
     if constexpr (kDsInStage) {  // N split: this warpgroup's 64 columns of dQ, K = all 128 kv rows
 #pragma unroll
       for (int kk = 0; kk < 8; ++kk) {
-        const uint64_t da_k = kF8 ? desc(kk < 4 ? a_lo0 : a_lo1, (kk & 3) * 2048) : desc(a_lo, kk * 2048);
-        wgmma_bf16_ss_ta64(acc, da_k, desc(kc_lo0, (kk >> 2) * (D * 128) + wg * 64 * 128 + (kk & 3) * 32), kk > 0);
+        const uint32_t bo = (kk >> 2) * (D * 128) + wg * 64 * 128 + (kk & 3) * 32;
+        wgmma_bf16_ss_ta64(acc, desc(a_lo, kk * 2048), desc(kc_lo0, bo), kk > 0);
       }
     } else {  // K split: the warpgroup's own 64 kv rows, all D columns
 #pragma unroll

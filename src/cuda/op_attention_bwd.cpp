@@ -404,7 +404,8 @@ void register_attention_bwd_kernels(Registry& r) {
   e.out_dtypes = {MXQ_DTYPE_BF16};
   e.variant = "backward: exact FP8->bf16 dequantization once into the workspace, bf16 wgmma m64nNk16 (fused, "
               "D=128: S^T and dP^T on FP8 wgmma m64n64k32, dK and dV m64n128k32, over operands rescaled within "
-              "E4M3, dQ on bf16, the exact kernels as fallback), TMA producer (mbarriers) + 2 math warpgroups; "
+              "E4M3, dQ m64n64k32 over dS per query column and K per column, the exact kernels as fallback), TMA "
+              "producer (mbarriers) + 2 math warpgroups; "
               "dK/dV kernel with dQ fused by fp32 atomics, or dK/dV and dQ kernels (deterministic); causal grids "
               "in chunks of (batch, kv head) pairs";
   e.priority = 0;
