@@ -73,7 +73,7 @@ std::string describe(const Case& c) {
                   (c.mask == MXQ_ATTN_MASK_NONE ? " no-mask" : c.mask == MXQ_ATTN_MASK_CAUSAL_TOP_LEFT ? " causal-TL" : " causal-BR") +
                   (c.scales == MXQ_SCALE_LAYOUT_LINEAR ? " linear-scales" : " swizzled-scales");
   if (c.dout_spread != 0.01f) s += " dO-spread " + std::to_string(c.dout_spread);
-  if (c.outlier) s += c.outlier == 1 ? " Q-blocks-2^-8" : c.outlier == 2 ? " K-blocks-2^-8" : " Q-dO-K-tiles-along-S-2^-8";
+  if (c.outlier) s += c.outlier == 1 ? " Q-blocks-2^-8" : c.outlier == 2 ? " K-blocks-2^-8" : " Q-dO-K-V-tiles-along-S-2^-8";
   if (c.out_misalign) s += " outputs+" + std::to_string(c.out_misalign) + "B";
   if (c.varlen()) {
     s += " varlen q[";
@@ -252,14 +252,18 @@ struct Problem {
               e = to_bf16(static_cast<float>(from_bf16(e) * 0x1p-8));
             }
       }
-      // K too, in alternate 64-position tiles of its own (FP8 dQ's K_col' column factors).
+      // K too, in alternate 64-position tiles of its own (FP8 dQ's K_col' column factors), and V in
+      // alternate 32-position blocks, so that dS = P (dP - delta) of a query spans binades across the
+      // kv blocks of a CTA (FP8 dQ's one exponent per query column over 128 kv rows shifts the smaller
+      // blocks' codes).
       for (int64_t r = 0; r < ks.rows(); ++r) {
         const int64_t pos = c.layout == MXQ_ATTN_LAYOUT_BSHD ? r / c.hkv % c.skv : r % c.skv;
-        if (pos / 64 % 2 == 0)
-          for (int64_t x = 0; x < c.d; ++x) {
-            uint16_t& e = k[static_cast<size_t>(r * c.d + x)];
-            e = to_bf16(static_cast<float>(from_bf16(e) * 0x1p-8));
-          }
+        for (int64_t x = 0; x < c.d; ++x) {
+          uint16_t& e = k[static_cast<size_t>(r * c.d + x)];
+          if (pos / 64 % 2 == 0) e = to_bf16(static_cast<float>(from_bf16(e) * 0x1p-8));
+          uint16_t& f = v[static_cast<size_t>(r * c.d + x)];
+          if (pos / 32 % 2 == 1) f = to_bf16(static_cast<float>(from_bf16(f) * 0x1p-8));
+        }
       }
     }
     q_d = quantize_along_d(cpu, qs, q, c.scales);
@@ -791,7 +795,7 @@ TEST_CASE("gpu attention bwd: FP8 products' fallback", "[gpu][attention][bwd]") 
   // products' Q_col' and dO_col' have one factor per column, so the smaller blocks are shifted by
   // 2^-8 and partly rounded on E4M3's subnormal grid) must still meet the FP8 products' tolerances,
   // and the FP8 kernels must have run (dK, dV differ from the exact kernels', checked in run_case).
-  SECTION("Q, dO and K tiles 2^8 apart along S (FP8 dK, dV and dQ column factors, no fallback), GQA BSHD") {
+  SECTION("Q, dO, K and V tiles 2^8 apart along S (FP8 dK, dV and dQ scale factors, no fallback), GQA BSHD") {
     c.hq = 4, c.hkv = 2, c.sq = 256, c.skv = 200, c.outlier = 3, c.layout = MXQ_ATTN_LAYOUT_BSHD;
     run_case(c, gpu, cpu);
   }
