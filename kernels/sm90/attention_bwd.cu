@@ -1196,7 +1196,7 @@ __device__ __forceinline__ void dq_post_body(const P& p) {
 // overwritten; the stage is released after dQ). D = 64: each warpgroup reduces its own kv rows'
 // product over all 64 columns (K split: no cross-warpgroup barrier; twice the reductions), from
 // its own dS^T tile per stage. kF8 (D = 128): dQ's E4M3 A tile sits in the free upper half of the
-// stage's Q' slot (ds_half(it, 0)) and the staging tiles in the free halves of the K and V tiles,
+// stage's Q' slot (ds_f8_tile) and the staging tiles in the free halves of the K and V tiles,
 // so no guard barrier precedes the dS write and the stage's release does not wait for the reducer.
 // kRegKs: S^T's and dP^T's first kRegKs k steps take the resident K and V rows from registers (A
 // fragments read once from the tiles), the rest from shared memory.
@@ -1750,7 +1750,7 @@ __device__ __forceinline__ void dkv_body(const P& p) {
         m[h] = __uint_as_float(ex == 0u ? 0x00400000u : min(ex, 254u) << 23);
       }
 #pragma unroll
-      for (int i = 0; i < 32; ++i) asm volatile("mul.rn.f32 %0, %0, %1;" : "+f"(acc[i]) : "f"(m[(i >> 1) & 1]));
+      for (int i = 0; i < 32; ++i) acc[i] = __fmul_rn(acc[i], m[(i >> 1) & 1]);
     }
 #pragma unroll
     for (int j = 0; j < 8; ++j)
@@ -1816,7 +1816,8 @@ __device__ __forceinline__ void dkv_body(const P& p) {
           dq_hand(it);
         } else {
           // D = 128: dP^T of step it+1 goes out between the staging stores and their proxy fence,
-          // so the stores drain while the tensor cores have it (the fence waits for them).
+          // so the stores drain while the tensor cores have it (the fence waits for them). kF8: the
+          // hand-off first (the multiplied staging values next to dP^T's accumulator spilled).
           dq_store(it, dq);
           if constexpr (kF8) {
             dq_hand(it);
