@@ -463,7 +463,7 @@ __device__ __forceinline__ void f8_colmax_body(const P& p) {
   float* colmax = blockIdx.y == 0 ? p.f8_qtc : blockIdx.y == 1 ? p.f8_dotc : p.f8_ktc;
   const int64_t group = kside ? 1 : p.group, entry = kside ? p.kv_s_entry : p.q_s_entry;
   const int64_t ld = kside ? p.kv_s_scale_ld : p.q_s_scale_ld;
-  const int64_t nblk = (seq_of(p, !kside, b, kside ? bhk % p.heads_kv : 0).len + 31) / 32;
+  const int64_t nblk = (seq_of(p, !kside, b, 0).len + 31) / 32;
   auto max_byte = [](uint32_t x) {
     x = __vmaxu4(x, x >> 16);
     return __vmaxu4(x, x >> 8) & 0xFFu;
@@ -1747,6 +1747,8 @@ __device__ __forceinline__ void dkv_body(const P& p) {
       for (int h = 0; h < 2; ++h) {
         const uint32_t ew = dq_e2s[4 * (2 * w + h) + (rq >> 1)];
         const uint32_t ex = (rq & 1) ? ew >> 16 : ew & 0xFFFFu;
+        // 2^(E - 127): e4m3_scale_of_exponent's multiplier without its NaN case (E 255 has raised the
+        // flag; that form cost 4 more loop instructions)
         m[h] = __uint_as_float(ex == 0u ? 0x00400000u : min(ex, 254u) << 23);
       }
 #pragma unroll
