@@ -62,7 +62,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--iters", type=int, default=5)
     ap.add_argument("--kinds", default="fprop,decode,wgrad", help="comma-separated subset of fprop,decode,wgrad")
+    ap.add_argument("--fprop-shape", action="append", default=[], metavar="G,M,N,K",
+                    help="an fprop shape to time instead of the issue's (repeatable)")
     args = ap.parse_args()
+    fprop = [tuple(int(x) for x in s.split(",")) for s in args.fprop_shape] or FPROP
     dev = torch.device("cuda")
     have_bf16 = hasattr(torch, "_grouped_mm")
     have_fp8 = hasattr(torch, "_scaled_grouped_mm")
@@ -72,7 +75,7 @@ def main():
         return
     f8 = torch.float8_e4m3fn
     kinds = set(args.kinds.split(","))
-    for kind, shapes in (("fprop", FPROP), ("decode", DECODE)):
+    for kind, shapes in (("fprop", fprop), ("decode", DECODE)):
         if kind not in kinds:
             continue
         for g, m, n, k in shapes:

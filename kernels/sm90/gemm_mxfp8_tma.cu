@@ -36,6 +36,14 @@
 // per-stage scale bytes, a select per byte) cost wgrad E8 with uneven groups ~15% of the main
 // kernel's time (docs/PERFORMANCE.md, "Thirteenth session (lead)").
 //
+// Operands swapped (kSwap, the `_apre` entry points): M-grouped plans with groups of >= 512 rows whose A
+// is the smaller operand (M < G * N) dequantize A instead (the same pre-kernel, on A's rows; swizzled
+// scale rows found through the group table, bprep_table_body) and compute D^T: a tile is 128 weight
+// rows of the group's B (the FP8 box the math warps convert into register fragments, exactly as A
+// above) against up to kSwapTokens tokens of the group (the bf16 slot, by TMA from the workspace), and
+// D is written transposed (store_acc_tile_swap). A tile of at most 128 tokens (a group's last) issues
+// m64n128k16 wgmmas instead of m64n256k16 ones.
+//
 // Epilogue. K-grouped tiles with in-kernel B (wgrad with short groups: E128 has ~4 K stages per
 // 128 KiB fp32 tile) stage the tile in the bf16 slots, free once both warpgroups' last wgmmas are
 // done, and one thread per warpgroup stores it box by box with TMA (store_tile_tma); the math warps
@@ -86,6 +94,8 @@ namespace tmapath {
 constexpr int kThreads = kGemmSm90TmaThreads;
 constexpr int kBM = kTileM, kBN = kGemmSm90TmaTileN, kBK = kGemmSm90TmaTileK;
 constexpr int kStages = kGemmSm90TmaFp8Stages;
+constexpr int kSwapTokens = kGemmSm90TmaSwapTokens;
+static_assert(kSwapTokens == kBN, "kSwap: a tile's tokens are the rows of one bf16 slot");
 constexpr int kSlots = kGemmSm90TmaSlots;
 constexpr int kSlotBytes = static_cast<int>(gemm_sm90_tma_slot_bytes());
 constexpr int kAStageBytes = kBM * kBK;
@@ -244,6 +254,33 @@ __device__ __forceinline__ void store_tile_tma(const GemmSm90TmaParams& tp, cons
   }
 }
 
+// The kSwap epilogue: a thread's accumulator rows r0, r0 + 8 are weight rows n0 + r (D's columns) and
+// its columns 8j + c0, + 1 tokens row_begin + ... (D's rows), so D is written transposed. Lanes l and
+// l ^ 4 hold adjacent weight rows: each gives the other one value, after which every thread holds two
+// adjacent D columns of one token and stores them as one pair (even lanes / 4: column 8j + c0, odd:
+// 8j + c0 + 1).
+template <bool kOutF32>
+__device__ __forceinline__ void store_acc_tile_swap(const GemmSm90Params& p, const TileInfo& ti, int r0, int c0,
+                                                    int lane, const float (&acc)[2][64]) {
+  const bool pairs = (p.n & 1) == 0;
+  const bool odd = ((lane >> 2) & 1) != 0;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int rb = r0 + 8 * h - (odd ? 1 : 0);  // the pair's first weight row (even)
+#pragma unroll
+    for (int j = 0; j < 32; ++j) {
+      if (8 * j >= ti.rows_valid) break;  // (uniform: the tile's token count)
+      const float v0 = acc[j >> 4][(j & 15) * 4 + 2 * h], v1 = acc[j >> 4][(j & 15) * 4 + 2 * h + 1];
+      const float got = __shfl_xor_sync(0xFFFFFFFFu, odd ? v0 : v1, 4);
+      const float x0 = odd ? got : v0, x1 = odd ? v1 : got;
+      const int cl = 8 * j + c0 + (odd ? 1 : 0);
+      if (cl >= ti.rows_valid || rb >= ti.n_valid) continue;
+      const int64_t idx = (ti.row_begin + cl) * p.n + ti.n0 + rb;
+      store_d_pair<kOutF32>(p, idx, p.alpha * x0, p.alpha * x1, rb + 1 < ti.n_valid, pairs);
+    }
+  }
+}
+
 // kKGroupedKernel: the K-grouped (wgrad) instance; M-grouped and dense plans launch the other one,
 // whose registers the K-grouped masking and shifted-block paths would otherwise crowd.
 // kBPre: B arrives dequantized (bf16 workspace, see bprep_staged_body) by TMA straight into the
@@ -251,9 +288,11 @@ __device__ __forceinline__ void store_tile_tma(const GemmSm90TmaParams& tp, cons
 // kBpStore (kBPre only, the `_kgrouped_bpre_tma` and `_bpre_tma` entry points): the TMA-store epilogue
 // from its own staging (kGemmSm90TmaBpStoreBoxes boxes after the A boxes), which the next tile's
 // stages never touch, so only the warpgroup's own earlier stores are waited for (their reads).
-template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, bool kKGroupedKernel, bool kBPre = false, bool kBpStore = false>
+template <Fp8Kind AK, Fp8Kind BK, bool kOutF32, bool kKGroupedKernel, bool kBPre = false, bool kBpStore = false,
+          bool kSwap = false>
 __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
   static_assert(!kBpStore || kBPre, "the staged TMA store is a kBPre instance");
+  static_assert(!kSwap || (kBPre && !kBpStore && !kKGroupedKernel), "the swapped instance is an M-grouped kBPre one");
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   const GemmSm90Params& p = tp.g;
   extern __shared__ uint8_t smem_raw[];
@@ -272,7 +311,9 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
   // full: the producer's arrive.expect_tx (TMA completes the bytes); empty: every consumer thread,
   // once the stage is converted (kBPre: once its wgmmas are done).
   if (tid == 0) ptx::mbar_init_ring(full, empty, kStages, 1, 256);
-  const TileSpace ts = build_tile_space<kThreads>(p, kBN, table, warp_buf);
+  // kSwap: tiles of kSwapTokens tokens (the wgmmas' N side) x 128 weight rows (the converted side).
+  constexpr int kTileNK = kSwap ? kBM : kBN, kUnitM = kSwap ? kSwapTokens : kBM;
+  const TileSpace ts = build_tile_space<kThreads>(p, kTileNK, table, warp_buf, kUnitM);
   __syncthreads();  // barriers initialized, table visible
 
   const int64_t K = p.k, N = p.n;
@@ -294,7 +335,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
     if constexpr (kACopy) ptx::tma_prefetch_desc(tp.tmap_a2);
     uint32_t it = 0;
     for (int64_t t = blockIdx.x; t < ts.total_tiles; t += gridDim.x) {
-      const TileInfo ti = decode_tile(p, ts, t, kBN);
+      const TileInfo ti = decode_tile(p, ts, t, kTileNK, kUnitM);
       const int64_t len = ts.kgrouped ? ti.len : K;
       // TMA's innermost box coordinate must be 16-byte aligned: in-kernel K-grouped tiles start at t0
       // rounded down (the shifted path); kACopy tiles read whole 32-blocks per stage, from A where t0
@@ -302,8 +343,11 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
       // stages are too.
       const int64_t a0 = kACopy ? ti.t0 : ti.t0 & ~int64_t(15);
       const int nk = static_cast<int>(layout::ceil_div(layout::ceil_div(len + (ti.t0 - a0), kBK), 2) * 2);
-      const int32_t arow = static_cast<int32_t>(ti.row_begin);
-      const int32_t brow = static_cast<int32_t>(ts.kgrouped ? ti.n0 : static_cast<int64_t>(ti.group) * N + ti.n0);
+      // kSwap: the converted operand (tmap_a) is B's weight rows of the group, the bf16 one (tmap_b)
+      // A's dequantized tokens.
+      const int32_t wrow = static_cast<int32_t>(ts.kgrouped ? ti.n0 : static_cast<int64_t>(ti.group) * N + ti.n0);
+      const int32_t arow = kSwap ? wrow : static_cast<int32_t>(ti.row_begin);
+      const int32_t brow = kSwap ? static_cast<int32_t>(ti.row_begin) : wrow;
       const int32_t bcol0 = kACopy ? __ldg(p.bprep_cols + ti.group) : 0;
       const bool a_copy = kACopy && (ti.t0 & 15) != 0;
       const void* tmap_a = a_copy ? static_cast<const void*>(tp.tmap_a2) : static_cast<const void*>(tp.tmap_a);
@@ -338,383 +382,415 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
   const int br = ctid;                                      // the B row this thread converts
   uint32_t it = 0;
   for (int64_t t = blockIdx.x; t < ts.total_tiles; t += gridDim.x) {
-    const TileInfo ti = decode_tile(p, ts, t, kBN);
-    const bool wg_active = cw * 64 < ti.rows_valid;  // a tile's second half may be empty
-    float acc[2][64];
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-#pragma unroll
-      for (int i = 0; i < 64; ++i) acc[h][i] = 0.0f;
-
-    // kKG: K-grouped tile; kShift: its range starts inside a 16-byte chunk (TMA boxes start 16-byte
-    // aligned, so the stages cover [a0, ...) with a0 = t0 rounded down, and 32-blocks straddle chunks).
-    auto run = [&](auto kg_tag, auto shift_tag) {
-      constexpr bool kKG = decltype(kg_tag)::value;
-      constexpr bool kShift = decltype(shift_tag)::value;
-      const int64_t len = kKG ? ti.len : K;
-      const int sh = kShift ? static_cast<int>(ti.t0 & 15) : 0;
-      const int kc = static_cast<int>(layout::scale_cols(len));
-      const int nk = static_cast<int>(layout::ceil_div(layout::ceil_div(len + sh, kBK), 2) * 2);
-      // Byte b of a chunk that starts a 32-block boundary's chunk (even chunks when shifted) takes
-      // the later block iff b >= sh: bit b of `selm`.
-      const uint32_t selm = (0xFFFFu << sh) & 0xFFFFu;
-      // Scale pointers: A rows r0, r0 + 8 (K-grouped: the data row; else the m-tile across groups /
-      // batch entries when swizzled), and B row br of the tile's group.
-      bool avalid[2];
-      int64_t asrow[2];
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int rl = r0 + 8 * h;
-        avalid[h] = rl < ti.rows_valid;
-        asrow[h] = swz ? (kKG ? ti.row_begin : ti.mt * kBM) + rl : ti.row_begin + rl;
-      }
-      const bool bvalid = br < ti.n_valid;
-      const int64_t bsrow = ti.n0 + br;
-      const uint8_t* b_scales = p.b_scales + (kKG ? 0 : static_cast<int64_t>(ti.group) * p.b_scale_stride);
-      // Each scale row's column-0 byte; column c adds (c / 4) * 512 + c % 4 (swizzled) or c.
-      const uint8_t* a_srow[2];
+    const TileInfo ti = decode_tile(p, ts, t, kTileNK, kUnitM);
+    // a tile's second half may be empty (kSwap: its weight rows, past N)
+    const bool wg_active = cw * 64 < (kSwap ? ti.n_valid : ti.rows_valid);
+    // The tile: accumulate, then store; nb_tag: its wgmmas' N in units of 64 (kSwap tiles of at most 128
+    // tokens: 2, else 4). One instance per N, each with its own accumulators: one set shared by the
+    // forms made ptxas serialize the wgmmas (C7511). (n64 and n192 forms as well, for less idle tensor
+    // work in a group's last token tile, made it spill 44-48 bytes or serialize the wgmmas (C7512);
+    // with these two, 12 bytes, the tile count, reloaded once per tile.)
+    auto tile_body = [&](auto nb_tag) {
+      float acc[2][64];
 #pragma unroll
       for (int h = 0; h < 2; ++h)
-        a_srow[h] = p.a_scales + (swz ? layout::swizzled_offset(asrow[h], 0, p.scale_ld) : asrow[h] * p.scale_ld);
-      const uint8_t* b_srow = b_scales + (swz ? layout::swizzled_offset(bsrow, 0, p.scale_ld) : bsrow * p.scale_ld);
-      const int col_base = ti.col_base;
-      // A scale byte, or kNoScale (multiplier 0) for rows / blocks outside the operand.
-      auto scale_byte = [&](const uint8_t* row, bool valid, int kb) -> uint32_t {
-        if (!valid || kb < 0 || kb >= kc) return kNoScale;
-        const int col = col_base + kb;
-        return __ldg(row + (swz ? (col >> 2) * layout::kTileBytes + (col & 3) : col));
-      };
-      // Scale bytes of stage kt: A rows' blocks 2kt + q/2 (and the one before, when shifted), B's
-      // row blocks 2kt - 1 (shifted only), 2kt, 2kt + 1.
-      auto load_e = [&](int kt, uint32_t (&ea)[2][2], uint32_t (&eb)[3]) {
-        const int kba = 2 * kt + (q >> 1);
+#pragma unroll
+        for (int i = 0; i < 64; ++i) acc[h][i] = 0.0f;
+
+      // kKG: K-grouped tile; kShift: its range starts inside a 16-byte chunk (TMA boxes start 16-byte
+      // aligned, so the stages cover [a0, ...) with a0 = t0 rounded down, and 32-blocks straddle chunks).
+      auto run = [&](auto kg_tag, auto shift_tag) {
+        constexpr bool kKG = decltype(kg_tag)::value;
+        constexpr bool kShift = decltype(shift_tag)::value;
+        const int64_t len = kKG ? ti.len : K;
+        const int sh = kShift ? static_cast<int>(ti.t0 & 15) : 0;
+        const int kc = static_cast<int>(layout::scale_cols(len));
+        const int nk = static_cast<int>(layout::ceil_div(layout::ceil_div(len + sh, kBK), 2) * 2);
+        // Byte b of a chunk that starts a 32-block boundary's chunk (even chunks when shifted) takes
+        // the later block iff b >= sh: bit b of `selm`.
+        const uint32_t selm = (0xFFFFu << sh) & 0xFFFFu;
+        // Scale pointers: A rows r0, r0 + 8 (K-grouped: the data row; else the m-tile across groups /
+        // batch entries when swizzled), and B row br of the tile's group.
+        bool avalid[2];
+        int64_t asrow[2];
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          ea[h][1] = scale_byte(a_srow[h], avalid[h], kba);
-          ea[h][0] = kShift ? scale_byte(a_srow[h], avalid[h], kba - 1) : kNoScale;
+          const int rl = r0 + 8 * h;
+          if constexpr (kSwap) {  // the weight rows n0 + rl of the group's B scales
+            avalid[h] = rl < ti.n_valid;
+            asrow[h] = ti.n0 + rl;
+          } else {
+            avalid[h] = rl < ti.rows_valid;
+            asrow[h] = swz ? (kKG ? ti.row_begin : ti.mt * kBM) + rl : ti.row_begin + rl;
+          }
         }
-        eb[0] = kShift ? scale_byte(b_srow, bvalid, 2 * kt - 1) : kNoScale;
-        eb[1] = scale_byte(b_srow, bvalid, 2 * kt);
-        eb[2] = scale_byte(b_srow, bvalid, 2 * kt + 1);
-      };
-      // Unshifted ranges: the scales of a stage pair (blocks 4i..4i+3 of a row) as one packed word
-      // per row, loaded a pair ahead -- one aligned 32-bit load when swizzled (column bases are
-      // multiples of 4 there), byte loads in LINEAR rows.
-      auto scale_word = [&](const uint8_t* row, bool valid, int i) -> uint32_t {
-        if (!valid) return 0u;
-        const int col = col_base + 4 * i;
-        if (swz) return __ldg(reinterpret_cast<const uint32_t*>(row + (col >> 2) * layout::kTileBytes));
-        uint32_t w = 0;
+        const bool bvalid = br < ti.n_valid;
+        const int64_t bsrow = ti.n0 + br;
+        const uint8_t* b_scales = p.b_scales + (kKG ? 0 : static_cast<int64_t>(ti.group) * p.b_scale_stride);
+        // Each scale row's column-0 byte; column c adds (c / 4) * 512 + c % 4 (swizzled) or c.
+        const uint8_t* a_srow[2];
 #pragma unroll
-        for (int b = 0; b < 4; ++b)
-          if (4 * i + b < kc) w |= static_cast<uint32_t>(__ldg(row + col + b)) << (8 * b);
-        return w;
-      };
-      // The words of the current pair and of the two after it (loaded two pairs ahead: an L2 round
-      // trip under the kernel's own TMA traffic outlasts one pair of stages).
-      uint32_t wa[2], wb, wa_n1[2] = {0u, 0u}, wb_n1 = 0u, wa_n2[2] = {0u, 0u}, wb_n2 = 0u;
-      auto load_words = [&](int i, uint32_t (&a)[2], uint32_t& b) {
-        a[0] = scale_word(a_srow[0], avalid[0], i);
-        a[1] = scale_word(a_srow[1], avalid[1], i);
-        if constexpr (!kBPre) b = scale_word(b_srow, bvalid, i);
-      };
-      // The scale code of block kb from the packed word of its pair.
-      auto code_of = [&](uint32_t w, bool valid, int kb) -> uint32_t {
-        return valid && kb < kc ? (w >> (8 * (kb & 3))) & 0xFFu : kNoScale;
-      };
-      uint32_t ea[2][2], eb[3];
-      if constexpr (kShift) {
-        load_e(0, ea, eb);
-      } else {
-        load_words(0, wa, wb);
-        if (nk > 2) load_words(1, wa_n1, wb_n1);
-      }
-      uint32_t xa[4][4], xb[4][4];  // A fragments of even / odd stages
-      if constexpr (kBPre) {
-        // B arrives as bf16 in the ring stage's slot; only A is converted here, into two fragment sets
-        // (even / odd stages): stage kt's A once the wait after issuing stage kt - 1 shows stage kt - 2
-        // done, so the conversion runs while stage kt - 1's wgmmas do. (Converting one stage further
-        // ahead into a third set, while two stages are in flight, measured slower: PERFORMANCE.md.)
-        const uint32_t it0 = it;
-        // Converts stage kt's A rows (ring stage it0 + kt) into the fragments x.
-        auto convert = [&](int kt, uint32_t (&x)[4][4]) {
-          if constexpr (!kShift) {
-            if ((kt & 1) == 0 && kt > 0) {  // a new stage pair: its words were loaded two pairs ahead
-              wa[0] = wa_n1[0], wa[1] = wa_n1[1];
-              wa_n1[0] = wa_n2[0], wa_n1[1] = wa_n2[1];
-            }
-            const int kba = 2 * kt + (q >> 1);
+        for (int h = 0; h < 2; ++h)
+          a_srow[h] = (kSwap ? b_scales : p.a_scales) +
+                      (swz ? layout::swizzled_offset(asrow[h], 0, p.scale_ld) : asrow[h] * p.scale_ld);
+        const uint8_t* b_srow = b_scales + (swz ? layout::swizzled_offset(bsrow, 0, p.scale_ld) : bsrow * p.scale_ld);
+        const int col_base = ti.col_base;
+        // A scale byte, or kNoScale (multiplier 0) for rows / blocks outside the operand.
+        auto scale_byte = [&](const uint8_t* row, bool valid, int kb) -> uint32_t {
+          if (!valid || kb < 0 || kb >= kc) return kNoScale;
+          const int col = col_base + kb;
+          return __ldg(row + (swz ? (col >> 2) * layout::kTileBytes + (col & 3) : col));
+        };
+        // Scale bytes of stage kt: A rows' blocks 2kt + q/2 (and the one before, when shifted), B's
+        // row blocks 2kt - 1 (shifted only), 2kt, 2kt + 1.
+        auto load_e = [&](int kt, uint32_t (&ea)[2][2], uint32_t (&eb)[3]) {
+          const int kba = 2 * kt + (q >> 1);
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              ea[h][1] = code_of(wa[h], avalid[h], kba);
-              ea[h][0] = kNoScale;
+          for (int h = 0; h < 2; ++h) {
+            ea[h][1] = scale_byte(a_srow[h], avalid[h], kba);
+            ea[h][0] = kShift ? scale_byte(a_srow[h], avalid[h], kba - 1) : kNoScale;
+          }
+          eb[0] = kShift ? scale_byte(b_srow, bvalid, 2 * kt - 1) : kNoScale;
+          eb[1] = scale_byte(b_srow, bvalid, 2 * kt);
+          eb[2] = scale_byte(b_srow, bvalid, 2 * kt + 1);
+        };
+        // Unshifted ranges: the scales of a stage pair (blocks 4i..4i+3 of a row) as one packed word
+        // per row, loaded a pair ahead -- one aligned 32-bit load when swizzled (column bases are
+        // multiples of 4 there), byte loads in LINEAR rows.
+        auto scale_word = [&](const uint8_t* row, bool valid, int i) -> uint32_t {
+          if (!valid) return 0u;
+          const int col = col_base + 4 * i;
+          if (swz) return __ldg(reinterpret_cast<const uint32_t*>(row + (col >> 2) * layout::kTileBytes));
+          uint32_t w = 0;
+#pragma unroll
+          for (int b = 0; b < 4; ++b)
+            if (4 * i + b < kc) w |= static_cast<uint32_t>(__ldg(row + col + b)) << (8 * b);
+          return w;
+        };
+        // The words of the current pair and of the two after it (loaded two pairs ahead: an L2 round
+        // trip under the kernel's own TMA traffic outlasts one pair of stages).
+        uint32_t wa[2], wb, wa_n1[2] = {0u, 0u}, wb_n1 = 0u, wa_n2[2] = {0u, 0u}, wb_n2 = 0u;
+        auto load_words = [&](int i, uint32_t (&a)[2], uint32_t& b) {
+          a[0] = scale_word(a_srow[0], avalid[0], i);
+          a[1] = scale_word(a_srow[1], avalid[1], i);
+          if constexpr (!kBPre) b = scale_word(b_srow, bvalid, i);
+        };
+        // The scale code of block kb from the packed word of its pair.
+        auto code_of = [&](uint32_t w, bool valid, int kb) -> uint32_t {
+          return valid && kb < kc ? (w >> (8 * (kb & 3))) & 0xFFu : kNoScale;
+        };
+        uint32_t ea[2][2], eb[3];
+        if constexpr (kShift) {
+          load_e(0, ea, eb);
+        } else {
+          load_words(0, wa, wb);
+          if (nk > 2) load_words(1, wa_n1, wb_n1);
+        }
+        uint32_t xa[4][4], xb[4][4];  // A fragments of even / odd stages
+        if constexpr (kBPre) {
+          // B arrives as bf16 in the ring stage's slot; only A is converted here, into two fragment sets
+          // (even / odd stages): stage kt's A once the wait after issuing stage kt - 1 shows stage kt - 2
+          // done, so the conversion runs while stage kt - 1's wgmmas do. (Converting one stage further
+          // ahead into a third set, while two stages are in flight, measured slower: PERFORMANCE.md.)
+          const uint32_t it0 = it;
+          // Converts stage kt's A rows (ring stage it0 + kt) into the fragments x.
+          auto convert = [&](int kt, uint32_t (&x)[4][4]) {
+            if constexpr (!kShift) {
+              if ((kt & 1) == 0 && kt > 0) {  // a new stage pair: its words were loaded two pairs ahead
+                wa[0] = wa_n1[0], wa[1] = wa_n1[1];
+                wa_n1[0] = wa_n2[0], wa_n1[1] = wa_n2[1];
+              }
+              const int kba = 2 * kt + (q >> 1);
+#pragma unroll
+              for (int h = 0; h < 2; ++h) {
+                ea[h][1] = code_of(wa[h], avalid[h], kba);
+                ea[h][0] = kNoScale;
+              }
             }
-          }
-          const uint32_t g = it0 + static_cast<uint32_t>(kt), s = g % kStages, round = g / kStages;
-          const uint8_t* st = smem_fp8 + s * kAStageBytes;
-          // K-grouped: the stage's bytes inside the range, [vlo, vhi); the rest is another group's.
-          const int64_t rem = len + sh - int64_t(kt) * kBK;
-          const int vlo = kt == 0 ? sh : 0;
-          const int vhi = rem >= kBK ? kBK : rem <= 0 ? 0 : static_cast<int>(rem);
-          const bool masked = kKG && (vlo > 0 || vhi < kBK);
-          ptx::mbar_wait(&full[s], round & 1);
-          uint32_t aw[2][4];  // aw[h][j] is word j of row r0 + 8h's chunk q
-          {
-            const uint4 raw0 = *reinterpret_cast<const uint4*>(st + sw64_offset(r0, q));
-            const uint4 raw1 = *reinterpret_cast<const uint4*>(st + sw64_offset(r0 + 8, q));
-            aw[0][0] = raw0.x, aw[0][1] = raw0.y, aw[0][2] = raw0.z, aw[0][3] = raw0.w;
-            aw[1][0] = raw1.x, aw[1][1] = raw1.y, aw[1][2] = raw1.z, aw[1][3] = raw1.w;
-          }
-          if (masked) {
+            const uint32_t g = it0 + static_cast<uint32_t>(kt), s = g % kStages, round = g / kStages;
+            const uint8_t* st = smem_fp8 + s * kAStageBytes;
+            // K-grouped: the stage's bytes inside the range, [vlo, vhi); the rest is another group's.
+            const int64_t rem = len + sh - int64_t(kt) * kBK;
+            const int vlo = kt == 0 ? sh : 0;
+            const int vhi = rem >= kBK ? kBK : rem <= 0 ? 0 : static_cast<int>(rem);
+            const bool masked = kKG && (vlo > 0 || vhi < kBK);
+            ptx::mbar_wait(&full[s], round & 1);
+            uint32_t aw[2][4];  // aw[h][j] is word j of row r0 + 8h's chunk q
+            {
+              const uint4 raw0 = *reinterpret_cast<const uint4*>(st + sw64_offset(r0, q));
+              const uint4 raw1 = *reinterpret_cast<const uint4*>(st + sw64_offset(r0 + 8, q));
+              aw[0][0] = raw0.x, aw[0][1] = raw0.y, aw[0][2] = raw0.z, aw[0][3] = raw0.w;
+              aw[1][0] = raw1.x, aw[1][1] = raw1.y, aw[1][2] = raw1.z, aw[1][3] = raw1.w;
+            }
+            if (masked) {
+#pragma unroll
+              for (int h = 0; h < 2; ++h)
+#pragma unroll
+                for (int j = 0; j < 4; ++j) aw[h][j] = mask_range(aw[h][j], 16 * q + 4 * j, vlo, vhi);
+            }
+            uint32_t spec_a = 0;
 #pragma unroll
             for (int h = 0; h < 2; ++h)
 #pragma unroll
-              for (int j = 0; j < 4; ++j) aw[h][j] = mask_range(aw[h][j], 16 * q + 4 * j, vlo, vhi);
-          }
-          uint32_t spec_a = 0;
+              for (int j = 0; j < 4; ++j) spec_a |= special_bits<AK>(aw[h][j]);
+            const bool slow_a = code_slow<AK>(ea[0][0]) || code_slow<AK>(ea[0][1]) || code_slow<AK>(ea[1][0]) ||
+                                code_slow<AK>(ea[1][1]) || (spec_a & 0x80808080u) != 0;
+            const uint32_t qsel = (q & 1) ? 0xFFFFu : selm;
+            auto emit_a = [&](auto slow_tag) {
+              constexpr bool kSlow = decltype(slow_tag)::value;
 #pragma unroll
-          for (int h = 0; h < 2; ++h)
+              for (int j = 0; j < 4; ++j) {
 #pragma unroll
-            for (int j = 0; j < 4; ++j) spec_a |= special_bits<AK>(aw[h][j]);
-          const bool slow_a = code_slow<AK>(ea[0][0]) || code_slow<AK>(ea[0][1]) || code_slow<AK>(ea[1][0]) ||
-                              code_slow<AK>(ea[1][1]) || (spec_a & 0x80808080u) != 0;
-          const uint32_t qsel = (q & 1) ? 0xFFFFu : selm;
-          auto emit_a = [&](auto slow_tag) {
-            constexpr bool kSlow = decltype(slow_tag)::value;
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-#pragma unroll
-              for (int h = 0; h < 2; ++h) {
-                const uint32_t H = ea[h][1];
-                if constexpr (kShift) {
-                  const uint32_t L = ea[h][0];
-                  const uint32_t sel = (qsel >> (4 * j)) & 0xFu;
-                  if constexpr (kSlow)
-                    cvt_exact_sel<AK>(aw[h][j], code_exact(L), code_exact(H), sel, x[j][h], x[j][h + 2]);
-                  else cvt_fast_sel<AK>(aw[h][j], code_mult<AK>(L), code_mult<AK>(H), sel, x[j][h], x[j][h + 2]);
-                } else {
-                  if constexpr (kSlow) cvt_exact<AK>(aw[h][j], code_exact(H), x[j][h], x[j][h + 2]);
-                  else cvt_fast<AK>(aw[h][j], code_mult<AK>(H) * 0x00010001u, x[j][h], x[j][h + 2]);
+                for (int h = 0; h < 2; ++h) {
+                  const uint32_t H = ea[h][1];
+                  if constexpr (kShift) {
+                    const uint32_t L = ea[h][0];
+                    const uint32_t sel = (qsel >> (4 * j)) & 0xFu;
+                    if constexpr (kSlow)
+                      cvt_exact_sel<AK>(aw[h][j], code_exact(L), code_exact(H), sel, x[j][h], x[j][h + 2]);
+                    else cvt_fast_sel<AK>(aw[h][j], code_mult<AK>(L), code_mult<AK>(H), sel, x[j][h], x[j][h + 2]);
+                  } else {
+                    if constexpr (kSlow) cvt_exact<AK>(aw[h][j], code_exact(H), x[j][h], x[j][h + 2]);
+                    else cvt_fast<AK>(aw[h][j], code_mult<AK>(H) * 0x00010001u, x[j][h], x[j][h + 2]);
+                  }
                 }
               }
-            }
-          };
-          if (slow_a) emit_a(std::true_type{});
-          else emit_a(std::false_type{});
-        };
-        // Issues stage kt's wgmmas (both warpgroups, rows past the tile included: a wgmma under a branch
-        // the compiler cannot prove warp-uniform is serialized, ptxas C7518), then loads scales ahead
-        // (after the issue, as in the in-kernel path, so nothing before it waits for them).
-        auto issue = [&](int kt, const uint32_t (&x)[4][4]) {
-          const uint32_t b_addr = ptx::smem_addr(smem + ((it0 + static_cast<uint32_t>(kt)) % kStages) * kSlotBytes);
-          ptx::wgmma_fence();
-#pragma unroll
-          for (int j = 0; j < 4; ++j)
-            wgmma_bf16_rs_n256(reinterpret_cast<float(&)[128]>(acc), x[j], ptx::smem_desc_k128_sw128(b_addr + 32 * j));
-          ptx::wgmma_commit();
-          if constexpr (kShift) {
-            if (kt + 1 < nk) load_e(kt + 1, ea, eb);
-          } else {
-            if ((kt & 1) == 0 && kt + 4 < nk) load_words((kt >> 1) + 2, wa_n2, wb_n2);
-          }
-        };
-        // Stage kt's wgmmas are done: its ring stage (A box read before them, slot read by them) is free.
-        auto release = [&](int kt) { ptx::mbar_arrive(&empty[(it0 + static_cast<uint32_t>(kt)) % kStages]); };
-        for (int kt = 0; kt < nk; kt += 2) {
-          convert(kt, xa);
-          issue(kt, xa);
-          ptx::wgmma_wait<1>();  // stage kt - 1 done (and its fragments, xb)
-          if (kt > 0) release(kt - 1);
-          convert(kt + 1, xb);
-          issue(kt + 1, xb);
-          ptx::wgmma_wait<1>();
-          release(kt);
-        }
-        ptx::wgmma_wait<0>();
-        if (nk > 0) release(nk - 1);
-        it += static_cast<uint32_t>(nk);
-        ptx::fence_acc(acc[0]);
-        ptx::fence_acc(acc[1]);
-        return;
-      } else {
-        auto stage = [&](int kt, uint32_t (&x)[4][4]) {
-          if constexpr (!kShift) {
-            const int kba = 2 * kt + (q >> 1);
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              ea[h][1] = code_of(wa[h], avalid[h], kba);
-              ea[h][0] = kNoScale;
-            }
-            eb[0] = kNoScale;
-            eb[1] = code_of(wb, bvalid, 2 * kt);
-            eb[2] = code_of(wb, bvalid, 2 * kt + 1);
-          }
-          const uint32_t s = it % kStages, round = it / kStages;
-          // The stage's A box, B's FP8 box after it, and the bf16 slot B is converted into.
-          const uint8_t* st = smem_fp8 + s * kStageBytes;
-          uint8_t* slot = smem + (it % kSlots) * kSlotBytes;
-          // K-grouped: the stage's bytes inside the range, [vlo, vhi); the rest is another group's.
-          const int64_t rem = len + sh - int64_t(kt) * kBK;
-          const int vlo = kt == 0 ? sh : 0;
-          const int vhi = rem >= kBK ? kBK : rem <= 0 ? 0 : static_cast<int>(rem);
-          const bool masked = kKG && (vlo > 0 || vhi < kBK);
-          ptx::mbar_wait(&full[s], round & 1);
-          // Load and screen B row br (-> bf16 slot row br; chunk c takes blocks 2kt - 1 + c/2 and
-          // 2kt + c/2 when shifted, else 2kt + c/2) and A rows r0, r0 + 8 (-> the fragments
-          // x[j] = {lo(r0), lo(r0+8), hi(r0), hi(r0+8)} of word j), then convert both in one block
-          // when neither needs the exact path, so the scheduler can interleave them.
-          uint32_t w[16];  // B: w[4c + j] is word j of chunk c
-#pragma unroll
-          for (int c = 0; c < 4; ++c) {
-            const uint4 v = *reinterpret_cast<const uint4*>(st + kAStageBytes + sw64_offset(br, c));
-            w[4 * c + 0] = v.x;
-            w[4 * c + 1] = v.y;
-            w[4 * c + 2] = v.z;
-            w[4 * c + 3] = v.w;
-          }
-          uint32_t aw[2][4];  // A: aw[h][j] is word j of row r0 + 8h's chunk q
-          {
-            const uint4 raw0 = *reinterpret_cast<const uint4*>(st + sw64_offset(r0, q));
-            const uint4 raw1 = *reinterpret_cast<const uint4*>(st + sw64_offset(r0 + 8, q));
-            aw[0][0] = raw0.x, aw[0][1] = raw0.y, aw[0][2] = raw0.z, aw[0][3] = raw0.w;
-            aw[1][0] = raw1.x, aw[1][1] = raw1.y, aw[1][2] = raw1.z, aw[1][3] = raw1.w;
-          }
-          if (masked) {
-#pragma unroll
-            for (int i = 0; i < 16; ++i) w[i] = mask_range(w[i], 4 * i, vlo, vhi);
-#pragma unroll
-            for (int h = 0; h < 2; ++h)
-#pragma unroll
-              for (int j = 0; j < 4; ++j) aw[h][j] = mask_range(aw[h][j], 16 * q + 4 * j, vlo, vhi);
-          }
-          uint32_t spec_b = 0, spec_a = 0;
-#pragma unroll
-          for (int i = 0; i < 16; ++i) spec_b |= special_bits<BK>(w[i]);
-#pragma unroll
-          for (int h = 0; h < 2; ++h)
-#pragma unroll
-            for (int j = 0; j < 4; ++j) spec_a |= special_bits<AK>(aw[h][j]);
-          const bool slow_b = code_slow<BK>(eb[0]) || code_slow<BK>(eb[1]) || code_slow<BK>(eb[2]) ||
-                              (spec_b & 0x80808080u) != 0;
-          const bool slow_a = code_slow<AK>(ea[0][0]) || code_slow<AK>(ea[0][1]) || code_slow<AK>(ea[1][0]) ||
-                              code_slow<AK>(ea[1][1]) || (spec_a & 0x80808080u) != 0;
-          uint8_t* drow = slot + br * 128;
-          auto emit_b = [&](auto slow_tag) {
-            constexpr bool kSlow = decltype(slow_tag)::value;
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-              uint32_t lo[4], hi[4];
-#pragma unroll
-              for (int c = 0; c < 4; ++c) {
-                const uint32_t H = eb[c / 2 + 1];
-                if constexpr (kShift) {
-                  const uint32_t L = eb[c / 2];
-                  const uint32_t sel = (c & 1) ? 0xFu : (selm >> (4 * j)) & 0xFu;
-                  if constexpr (kSlow) cvt_exact_sel<BK>(w[4 * c + j], code_exact(L), code_exact(H), sel, lo[c], hi[c]);
-                  else cvt_fast_sel<BK>(w[4 * c + j], code_mult<BK>(L), code_mult<BK>(H), sel, lo[c], hi[c]);
-                } else {
-                  if constexpr (kSlow) cvt_exact<BK>(w[4 * c + j], code_exact(H), lo[c], hi[c]);
-                  else cvt_fast<BK>(w[4 * c + j], code_mult<BK>(H) * 0x00010001u, lo[c], hi[c]);
-                }
-              }
-              store_kstep(drow, br & 7, j, lo, hi);
-            }
-          };
-          const uint32_t qsel = (q & 1) ? 0xFFFFu : selm;
-          auto emit_a = [&](auto slow_tag) {
-            constexpr bool kSlow = decltype(slow_tag)::value;
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-#pragma unroll
-              for (int h = 0; h < 2; ++h) {
-                const uint32_t H = ea[h][1];
-                if constexpr (kShift) {
-                  const uint32_t L = ea[h][0];
-                  const uint32_t sel = (qsel >> (4 * j)) & 0xFu;
-                  if constexpr (kSlow)
-                    cvt_exact_sel<AK>(aw[h][j], code_exact(L), code_exact(H), sel, x[j][h], x[j][h + 2]);
-                  else cvt_fast_sel<AK>(aw[h][j], code_mult<AK>(L), code_mult<AK>(H), sel, x[j][h], x[j][h + 2]);
-                } else {
-                  if constexpr (kSlow) cvt_exact<AK>(aw[h][j], code_exact(H), x[j][h], x[j][h + 2]);
-                  else cvt_fast<AK>(aw[h][j], code_mult<AK>(H) * 0x00010001u, x[j][h], x[j][h + 2]);
-                }
-              }
-            }
-          };
-          if (!slow_a && !slow_b) {
-            emit_b(std::false_type{});
-            emit_a(std::false_type{});
-          } else {
-            if (slow_b) emit_b(std::true_type{});
-            else emit_b(std::false_type{});
+            };
             if (slow_a) emit_a(std::true_type{});
             else emit_a(std::false_type{});
-          }
-          ptx::mbar_arrive(&empty[s]);  // the FP8 stage is consumed
-          ptx::fence_proxy_async_shared();  // this thread's bf16 stores -> wgmma's async-proxy reads
-          ptx::named_barrier_sync(kConsumerBarrier, 256);
-          {  // issued by both warpgroups, rows past the tile included: a wgmma under a branch the
-             // compiler cannot prove warp-uniform is serialized (ptxas C7518)
-            const uint32_t b_addr = ptx::smem_addr(slot);
+          };
+          // Issues stage kt's wgmmas (both warpgroups, rows past the tile included: a wgmma under a branch
+          // the compiler cannot prove warp-uniform is serialized, ptxas C7518), then loads scales ahead
+          // (after the issue, as in the in-kernel path, so nothing before it waits for them).
+          // kNB: the wgmmas' N in units of 64 (4: all 256 columns; 2: kSwap tiles of at most 128 tokens).
+          auto issue = [&](int kt, const uint32_t (&x)[4][4], auto nb_tag) {
+            constexpr int kNB = decltype(nb_tag)::value;
+            const uint32_t b_addr = ptx::smem_addr(smem + ((it0 + static_cast<uint32_t>(kt)) % kStages) * kSlotBytes);
             ptx::wgmma_fence();
 #pragma unroll
-            for (int j = 0; j < 4; ++j)
-              wgmma_bf16_rs_n256(reinterpret_cast<float(&)[128]>(acc), x[j],
-                                 ptx::smem_desc_k128_sw128(b_addr + 32 * j));
+            for (int j = 0; j < 4; ++j) {
+              static_assert(kNB == 4 || kNB == 2, "n256 or n128 wgmmas");
+              if constexpr (kNB == 4)
+                wgmma_bf16_rs_n256(reinterpret_cast<float(&)[128]>(acc), x[j], ptx::smem_desc_k128_sw128(b_addr + 32 * j));
+              else
+                ptx::wgmma_bf16_rs<128, 0>(acc[0], x[j], ptx::smem_desc_k128_sw128(b_addr + 32 * j), 1);
+            }
             ptx::wgmma_commit();
-            // Scales ahead: loaded here, not before the proxy fence above, which would wait for them
-            // (it compiles to MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S).
             if constexpr (kShift) {
               if (kt + 1 < nk) load_e(kt + 1, ea, eb);
             } else {
               if ((kt & 1) == 0 && kt + 4 < nk) load_words((kt >> 1) + 2, wa_n2, wb_n2);
             }
-            ptx::wgmma_wait<1>();  // the previous stage's wgmmas (and its A registers, slot) are done
+          };
+          // Stage kt's wgmmas are done: its ring stage (A box read before them, slot read by them) is free.
+          auto release = [&](int kt) { ptx::mbar_arrive(&empty[(it0 + static_cast<uint32_t>(kt)) % kStages]); };
+          auto kloop = [&](auto nb_tag) {
+            for (int kt = 0; kt < nk; kt += 2) {
+              convert(kt, xa);
+              issue(kt, xa, nb_tag);
+              ptx::wgmma_wait<1>();  // stage kt - 1 done (and its fragments, xb)
+              if (kt > 0) release(kt - 1);
+              convert(kt + 1, xb);
+              issue(kt + 1, xb, nb_tag);
+              ptx::wgmma_wait<1>();
+              release(kt);
+            }
+          };
+          kloop(nb_tag);
+          ptx::wgmma_wait<0>();
+          if (nk > 0) release(nk - 1);
+          it += static_cast<uint32_t>(nk);
+          ptx::fence_acc(acc[0]);
+          ptx::fence_acc(acc[1]);
+          return;
+        } else {
+          auto stage = [&](int kt, uint32_t (&x)[4][4]) {
+            if constexpr (!kShift) {
+              const int kba = 2 * kt + (q >> 1);
+#pragma unroll
+              for (int h = 0; h < 2; ++h) {
+                ea[h][1] = code_of(wa[h], avalid[h], kba);
+                ea[h][0] = kNoScale;
+              }
+              eb[0] = kNoScale;
+              eb[1] = code_of(wb, bvalid, 2 * kt);
+              eb[2] = code_of(wb, bvalid, 2 * kt + 1);
+            }
+            const uint32_t s = it % kStages, round = it / kStages;
+            // The stage's A box, B's FP8 box after it, and the bf16 slot B is converted into.
+            const uint8_t* st = smem_fp8 + s * kStageBytes;
+            uint8_t* slot = smem + (it % kSlots) * kSlotBytes;
+            // K-grouped: the stage's bytes inside the range, [vlo, vhi); the rest is another group's.
+            const int64_t rem = len + sh - int64_t(kt) * kBK;
+            const int vlo = kt == 0 ? sh : 0;
+            const int vhi = rem >= kBK ? kBK : rem <= 0 ? 0 : static_cast<int>(rem);
+            const bool masked = kKG && (vlo > 0 || vhi < kBK);
+            ptx::mbar_wait(&full[s], round & 1);
+            // Load and screen B row br (-> bf16 slot row br; chunk c takes blocks 2kt - 1 + c/2 and
+            // 2kt + c/2 when shifted, else 2kt + c/2) and A rows r0, r0 + 8 (-> the fragments
+            // x[j] = {lo(r0), lo(r0+8), hi(r0), hi(r0+8)} of word j), then convert both in one block
+            // when neither needs the exact path, so the scheduler can interleave them.
+            uint32_t w[16];  // B: w[4c + j] is word j of chunk c
+#pragma unroll
+            for (int c = 0; c < 4; ++c) {
+              const uint4 v = *reinterpret_cast<const uint4*>(st + kAStageBytes + sw64_offset(br, c));
+              w[4 * c + 0] = v.x;
+              w[4 * c + 1] = v.y;
+              w[4 * c + 2] = v.z;
+              w[4 * c + 3] = v.w;
+            }
+            uint32_t aw[2][4];  // A: aw[h][j] is word j of row r0 + 8h's chunk q
+            {
+              const uint4 raw0 = *reinterpret_cast<const uint4*>(st + sw64_offset(r0, q));
+              const uint4 raw1 = *reinterpret_cast<const uint4*>(st + sw64_offset(r0 + 8, q));
+              aw[0][0] = raw0.x, aw[0][1] = raw0.y, aw[0][2] = raw0.z, aw[0][3] = raw0.w;
+              aw[1][0] = raw1.x, aw[1][1] = raw1.y, aw[1][2] = raw1.z, aw[1][3] = raw1.w;
+            }
+            if (masked) {
+#pragma unroll
+              for (int i = 0; i < 16; ++i) w[i] = mask_range(w[i], 4 * i, vlo, vhi);
+#pragma unroll
+              for (int h = 0; h < 2; ++h)
+#pragma unroll
+                for (int j = 0; j < 4; ++j) aw[h][j] = mask_range(aw[h][j], 16 * q + 4 * j, vlo, vhi);
+            }
+            uint32_t spec_b = 0, spec_a = 0;
+#pragma unroll
+            for (int i = 0; i < 16; ++i) spec_b |= special_bits<BK>(w[i]);
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+#pragma unroll
+              for (int j = 0; j < 4; ++j) spec_a |= special_bits<AK>(aw[h][j]);
+            const bool slow_b = code_slow<BK>(eb[0]) || code_slow<BK>(eb[1]) || code_slow<BK>(eb[2]) ||
+                                (spec_b & 0x80808080u) != 0;
+            const bool slow_a = code_slow<AK>(ea[0][0]) || code_slow<AK>(ea[0][1]) || code_slow<AK>(ea[1][0]) ||
+                                code_slow<AK>(ea[1][1]) || (spec_a & 0x80808080u) != 0;
+            uint8_t* drow = slot + br * 128;
+            auto emit_b = [&](auto slow_tag) {
+              constexpr bool kSlow = decltype(slow_tag)::value;
+#pragma unroll
+              for (int j = 0; j < 4; ++j) {
+                uint32_t lo[4], hi[4];
+#pragma unroll
+                for (int c = 0; c < 4; ++c) {
+                  const uint32_t H = eb[c / 2 + 1];
+                  if constexpr (kShift) {
+                    const uint32_t L = eb[c / 2];
+                    const uint32_t sel = (c & 1) ? 0xFu : (selm >> (4 * j)) & 0xFu;
+                    if constexpr (kSlow) cvt_exact_sel<BK>(w[4 * c + j], code_exact(L), code_exact(H), sel, lo[c], hi[c]);
+                    else cvt_fast_sel<BK>(w[4 * c + j], code_mult<BK>(L), code_mult<BK>(H), sel, lo[c], hi[c]);
+                  } else {
+                    if constexpr (kSlow) cvt_exact<BK>(w[4 * c + j], code_exact(H), lo[c], hi[c]);
+                    else cvt_fast<BK>(w[4 * c + j], code_mult<BK>(H) * 0x00010001u, lo[c], hi[c]);
+                  }
+                }
+                store_kstep(drow, br & 7, j, lo, hi);
+              }
+            };
+            const uint32_t qsel = (q & 1) ? 0xFFFFu : selm;
+            auto emit_a = [&](auto slow_tag) {
+              constexpr bool kSlow = decltype(slow_tag)::value;
+#pragma unroll
+              for (int j = 0; j < 4; ++j) {
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                  const uint32_t H = ea[h][1];
+                  if constexpr (kShift) {
+                    const uint32_t L = ea[h][0];
+                    const uint32_t sel = (qsel >> (4 * j)) & 0xFu;
+                    if constexpr (kSlow)
+                      cvt_exact_sel<AK>(aw[h][j], code_exact(L), code_exact(H), sel, x[j][h], x[j][h + 2]);
+                    else cvt_fast_sel<AK>(aw[h][j], code_mult<AK>(L), code_mult<AK>(H), sel, x[j][h], x[j][h + 2]);
+                  } else {
+                    if constexpr (kSlow) cvt_exact<AK>(aw[h][j], code_exact(H), x[j][h], x[j][h + 2]);
+                    else cvt_fast<AK>(aw[h][j], code_mult<AK>(H) * 0x00010001u, x[j][h], x[j][h + 2]);
+                  }
+                }
+              }
+            };
+            if (!slow_a && !slow_b) {
+              emit_b(std::false_type{});
+              emit_a(std::false_type{});
+            } else {
+              if (slow_b) emit_b(std::true_type{});
+              else emit_b(std::false_type{});
+              if (slow_a) emit_a(std::true_type{});
+              else emit_a(std::false_type{});
+            }
+            ptx::mbar_arrive(&empty[s]);  // the FP8 stage is consumed
+            ptx::fence_proxy_async_shared();  // this thread's bf16 stores -> wgmma's async-proxy reads
+            ptx::named_barrier_sync(kConsumerBarrier, 256);
+            {  // issued by both warpgroups, rows past the tile included: a wgmma under a branch the
+               // compiler cannot prove warp-uniform is serialized (ptxas C7518)
+              const uint32_t b_addr = ptx::smem_addr(slot);
+              ptx::wgmma_fence();
+#pragma unroll
+              for (int j = 0; j < 4; ++j)
+                wgmma_bf16_rs_n256(reinterpret_cast<float(&)[128]>(acc), x[j],
+                                   ptx::smem_desc_k128_sw128(b_addr + 32 * j));
+              ptx::wgmma_commit();
+              // Scales ahead: loaded here, not before the proxy fence above, which would wait for them
+              // (it compiles to MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S).
+              if constexpr (kShift) {
+                if (kt + 1 < nk) load_e(kt + 1, ea, eb);
+              } else {
+                if ((kt & 1) == 0 && kt + 4 < nk) load_words((kt >> 1) + 2, wa_n2, wb_n2);
+              }
+              ptx::wgmma_wait<1>();  // the previous stage's wgmmas (and its A registers, slot) are done
+            }
+            ++it;
+          };
+          for (int kt = 0; kt < nk; kt += 2) {
+            stage(kt, xa);
+            stage(kt + 1, xb);
+            wa[0] = wa_n1[0], wa[1] = wa_n1[1], wb = wb_n1;
+            wa_n1[0] = wa_n2[0], wa_n1[1] = wa_n2[1], wb_n1 = wb_n2;
           }
-          ++it;
-        };
-        for (int kt = 0; kt < nk; kt += 2) {
-          stage(kt, xa);
-          stage(kt + 1, xb);
-          wa[0] = wa_n1[0], wa[1] = wa_n1[1], wb = wb_n1;
-          wa_n1[0] = wa_n2[0], wa_n1[1] = wa_n2[1], wb_n1 = wb_n2;
+          ptx::wgmma_wait<0>();
+          ptx::fence_acc(acc[0]);
+          ptx::fence_acc(acc[1]);
         }
-        ptx::wgmma_wait<0>();
-        ptx::fence_acc(acc[0]);
-        ptx::fence_acc(acc[1]);
+      };
+      // (kBPre K-grouped tiles are never shifted: their unaligned groups read A's copy, see the producer.)
+      if constexpr (!kKGroupedKernel) run(std::false_type{}, std::false_type{});
+      else if (kBPre || (ti.t0 & 15) == 0) run(std::true_type{}, std::false_type{});
+      else if constexpr (!kBPre) run(std::true_type{}, std::true_type{});
+
+      // ---- epilogue: alpha, optional accumulate, round once ------------------------------------------------
+      if constexpr (kBpStore) {  // (the launcher runs the `_bpre` instance where D is not 16-byte aligned)
+        // Own staging, per warpgroup: once the TMA unit has read its previous tile's boxes (issued a
+        // whole tile ago), the block goes out box by box.
+        if (wg_active) {
+          constexpr int kNb = kGemmSm90TmaBpStoreBoxes / 2;
+          if ((ctid & 127) == 0) ptx::bulk_wait_group_read<0>();
+          ptx::named_barrier_sync(kWgBarrier0 + cw, 128);
+          if constexpr (kKGroupedKernel) {
+            store_tile_tma<kOutF32, kNb>(tp, ti, smem_stage + cw * kNb * kGemmSm90TmaStoreBox, cw, warp_in_wg, lane, acc);
+          } else {
+            const int wg_rows = ti.rows_valid - 64 * cw < 64 ? ti.rows_valid - 64 * cw : 64;
+            store_tile_tma<kOutF32, kNb, true>(tp, ti, smem_stage + cw * kNb * kGemmSm90TmaStoreBox, cw, warp_in_wg,
+                                               lane, acc, wg_rows);
+          }
+        }
+      } else if (kTmaStore && tp.store_tma) {
+        // Staged in the bf16 slots (each warpgroup in its half, 6 boxes), once both warpgroups' wgmmas
+        // are done with them; free again for the next tile's B once the TMA unit has read them.
+        constexpr int kNb = kSlots * kSlotBytes / 2 / kGemmSm90TmaStoreBox;
+        ptx::named_barrier_sync(kConsumerBarrier, 256);
+        if (wg_active) store_tile_tma<kOutF32, kNb>(tp, ti, smem + cw * kNb * kGemmSm90TmaStoreBox, cw, warp_in_wg, lane, acc);
+        if ((ctid & 127) == 0) ptx::bulk_wait_group_read<0>();
+        ptx::named_barrier_sync(kConsumerBarrier, 256);
+      } else if (kSwap) {
+        if (wg_active) store_acc_tile_swap<kOutF32>(p, ti, r0, c0, lane, acc);
+      } else if (wg_active) {
+        store_acc_tile<kOutF32>(p, ti, ts.kgrouped, r0, c0, acc);
       }
     };
-    // (kBPre K-grouped tiles are never shifted: their unaligned groups read A's copy, see the producer.)
-    if constexpr (!kKGroupedKernel) run(std::false_type{}, std::false_type{});
-    else if (kBPre || (ti.t0 & 15) == 0) run(std::true_type{}, std::false_type{});
-    else if constexpr (!kBPre) run(std::true_type{}, std::true_type{});
-
-    // ---- epilogue: alpha, optional accumulate, round once ------------------------------------------------
-    if constexpr (kBpStore) {  // (the launcher runs the `_bpre` instance where D is not 16-byte aligned)
-      // Own staging, per warpgroup: once the TMA unit has read its previous tile's boxes (issued a
-      // whole tile ago), the block goes out box by box.
-      if (wg_active) {
-        constexpr int kNb = kGemmSm90TmaBpStoreBoxes / 2;
-        if ((ctid & 127) == 0) ptx::bulk_wait_group_read<0>();
-        ptx::named_barrier_sync(kWgBarrier0 + cw, 128);
-        if constexpr (kKGroupedKernel) {
-          store_tile_tma<kOutF32, kNb>(tp, ti, smem_stage + cw * kNb * kGemmSm90TmaStoreBox, cw, warp_in_wg, lane, acc);
-        } else {
-          const int wg_rows = ti.rows_valid - 64 * cw < 64 ? ti.rows_valid - 64 * cw : 64;
-          store_tile_tma<kOutF32, kNb, true>(tp, ti, smem_stage + cw * kNb * kGemmSm90TmaStoreBox, cw, warp_in_wg,
-                                             lane, acc, wg_rows);
-        }
-      }
-    } else if (kTmaStore && tp.store_tma) {
-      // Staged in the bf16 slots (each warpgroup in its half, 6 boxes), once both warpgroups' wgmmas
-      // are done with them; free again for the next tile's B once the TMA unit has read them.
-      constexpr int kNb = kSlots * kSlotBytes / 2 / kGemmSm90TmaStoreBox;
-      ptx::named_barrier_sync(kConsumerBarrier, 256);
-      if (wg_active) store_tile_tma<kOutF32, kNb>(tp, ti, smem + cw * kNb * kGemmSm90TmaStoreBox, cw, warp_in_wg, lane, acc);
-      if ((ctid & 127) == 0) ptx::bulk_wait_group_read<0>();
-      ptx::named_barrier_sync(kConsumerBarrier, 256);
-    } else if (wg_active) {
-      store_acc_tile<kOutF32>(p, ti, ts.kgrouped, r0, c0, acc);
+    if constexpr (kSwap) {  // (uniform over the CTA: the tile's token count)
+      if (ti.rows_valid > 128) tile_body(std::integral_constant<int, 4>{});
+      else tile_body(std::integral_constant<int, 2>{});
+    } else {
+      tile_body(std::integral_constant<int, 4>{});
     }
   }
   if (kTmaStore && (kBpStore || tp.store_tma) && (ctid & 127) == 0) ptx::bulk_wait_group<0>();  // before the CTA exits
@@ -910,12 +986,30 @@ __device__ __forceinline__ void bprep_mgrouped_item(const GemmSm90BPrepParams& p
   }
   const int64_t kc = layout::scale_cols(p.k);
   const uint8_t* sb = p.b_scales + g * p.b_scale_stride;
+  // A dequantized ahead with swizzled scales (p.table): token rows -> the M-grouped scale layout's rows
+  // (group bases padded to 128 rows): 128 * prefix[g] + (row - ends[g]) for the group g holding the row;
+  // rows after the last group belong to none (no tile reads them): multiplier 0.
+  int64_t srow = nr;
+  bool in_group = true;
+  if (p.table) {
+    const int G = p.groups;
+    const int32_t* ends = p.table;
+    const int r = static_cast<int>(row);
+    in_group = r < __ldg(ends + G);
+    int lo = 0, hi = G - 1;  // last group with ends[lo] <= r (a non-empty one when r < ends[G])
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) >> 1;
+      if (__ldg(ends + mid) <= r) lo = mid; else hi = mid - 1;
+    }
+    srow = int64_t(kTileM) * __ldg(ends + G + 1 + lo) + (r - __ldg(ends + lo));
+  }
   uint32_t e[2];
 #pragma unroll
   for (int hh = 0; hh < 2; ++hh) {
     const int64_t kb = c0 / 32 + hh;
-    e[hh] = kb < kc ? __ldg(sb + (p.swizzled ? layout::swizzled_offset(nr, kb, p.scale_ld) : nr * p.scale_ld + kb))
-                    : kNoScale;
+    e[hh] = kb < kc && in_group
+                ? __ldg(sb + (p.swizzled ? layout::swizzled_offset(srow, kb, p.scale_ld) : srow * p.scale_ld + kb))
+                : kNoScale;
   }
   uint32_t spec = 0;
 #pragma unroll
@@ -1033,11 +1127,12 @@ __device__ __forceinline__ void bprep_table_body(const GemmSm90Params& p, int32_
 // extern "C" entry points, looked up by name from the embedded image (src/cuda/op_gemm.cpp):
 // mxq_gemm_sm90_tma_<A>_<B>_<D>[_kgrouped][_bpre[_tma]] (KG: K-grouped, BP: kBPre, BS: kBpStore).
 // (The M-grouped / dense `_bpre_tma` instances: the launcher takes them for K <= 4096.)
-#define MXQ_GEMM_SM90_TMA_ENTRY(NAME, AK, BK, F32, KG, BP, BS)                                                      \
+#define MXQ_GEMM_SM90_TMA_ENTRY_SW(NAME, AK, BK, F32, KG, BP, BS, SW)                                                \
   extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90TmaThreads, 1)                                         \
       NAME(const __grid_constant__ mxq::GemmSm90TmaParams p) {                                                      \
-    mxq::sm90gemm::tmapath::gemm_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, KG, BP, BS>(p);            \
+    mxq::sm90gemm::tmapath::gemm_body<mxq::ptx::Fp8Kind::AK, mxq::ptx::Fp8Kind::BK, F32, KG, BP, BS, SW>(p);        \
   }
+#define MXQ_GEMM_SM90_TMA_ENTRY(NAME, AK, BK, F32, KG, BP, BS) MXQ_GEMM_SM90_TMA_ENTRY_SW(NAME, AK, BK, F32, KG, BP, BS, false)
 #define MXQ_GEMM_SM90_TMA_ENTRIES(A, B, AK, BK)                                                   \
   MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16, AK, BK, false, false, false, false)       \
   MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32, AK, BK, true, false, false, false)         \
@@ -1050,7 +1145,9 @@ __device__ __forceinline__ void bprep_table_body(const GemmSm90Params& p, int32_
   MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16_kgrouped_bpre, AK, BK, false, true, true, false) \
   MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_kgrouped_bpre, AK, BK, true, true, true, false)   \
   MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_bf16_kgrouped_bpre_tma, AK, BK, false, true, true, true) \
-  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_kgrouped_bpre_tma, AK, BK, true, true, true, true)
+  MXQ_GEMM_SM90_TMA_ENTRY(mxq_gemm_sm90_tma_##A##_##B##_f32_kgrouped_bpre_tma, AK, BK, true, true, true, true) \
+  MXQ_GEMM_SM90_TMA_ENTRY_SW(mxq_gemm_sm90_tma_##A##_##B##_bf16_apre, BK, AK, false, false, true, false, true) \
+  MXQ_GEMM_SM90_TMA_ENTRY_SW(mxq_gemm_sm90_tma_##A##_##B##_f32_apre, BK, AK, true, false, true, false, true)
 // mxq_gemm_sm90_bprep_<B>: the B pre-kernel of the _bpre entry points.
 #define MXQ_GEMM_SM90_BPREP_ENTRY(B, BK)                                                   \
   extern "C" __global__ void __launch_bounds__(mxq::kGemmSm90BPrepThreads)                 \

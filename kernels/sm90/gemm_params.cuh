@@ -100,6 +100,13 @@ constexpr int64_t gemm_sm90_tma_bp_smem_bytes(int64_t groups_in_table) {
   return 1024 + kGemmSm90TmaBpStages * (gemm_sm90_tma_slot_bytes() + int64_t(kGemmSm90TileM) * kGemmSm90TmaTileK + 16) +
          2 * 4 * (groups_in_table + 1);
 }
+// The same kernel with the operands swapped ("apre", M-grouped plans of short groups whose A is the
+// smaller operand): the pre-kernel dequantizes A's tokens once into a bf16 workspace [M, Kp] (the
+// header of gemm_sm90_bprep_header_bytes first: the group table, for A's swizzled scale rows), and the
+// main kernel computes D^T tiles of 128 weight rows (B's FP8 rows, converted in its math warps, the
+// register operand) x kGemmSm90TmaSwapTokens tokens of one group (the bf16 slot), so each weight
+// element is converted once per token tile instead of twice per m-tile's B slot. Same shared memory.
+constexpr int kGemmSm90TmaSwapTokens = 256;
 // Workspace row length (bf16 elements) of the dequantized B. M-grouped / dense: K rounded up to the
 // 64-wide stage. K-grouped: group g's tokens [t0, t1) sit at columns cols[g] + (t - t0), so its
 // 64-wide stages and its 32-blocks (which restart at t0) line up, and each group spans a whole number
@@ -127,7 +134,9 @@ struct GemmSm90BPrepParams {
   const uint8_t* b;         // FP8 [groups, N, K] ([N, K] when K-grouped)
   const uint8_t* b_scales;  // UE8M0 [groups] x (N, ceil(K/32)) in the plan's layout (K-grouped: one tensor)
   uint16_t* out;            // bf16 [groups * N, kp] ([N, kp] when K-grouped)
-  const int32_t* table;     // K-grouped: the workspace header (ends, scale column bases, cols); else null
+  const int32_t* table;     // K-grouped: the workspace header (ends, scale column bases, cols); M-grouped
+                            // A dequantized ahead ("apre", b = A, n = M, one group) with SWIZZLED_128x4
+                            // scales: the header's ends[G+1], m-tile prefix[G+1] (row -> scale row); else null
   int64_t n, k, kp;
   int64_t scale_ld;         // as GemmSm90Params::scale_ld
   int64_t b_scale_stride;   // bytes between consecutive groups' scale tensors

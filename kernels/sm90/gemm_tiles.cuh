@@ -91,8 +91,11 @@ __device__ __forceinline__ GroupEndsShare load_group_ends(const GemmSm90Params& 
   return sh;
 }
 
+// unit_m: the rows of an M-grouped / dense m-tile (kTileM; the swapped-operand instance of the TMA
+// kernel takes 256-token tiles, gemm_mxfp8_tma.cu).
 template <int kThreads>
-__device__ TileSpace build_tile_space(const GemmSm90Params& p, int tile_n, int* table, int* warp_buf) {
+__device__ TileSpace build_tile_space(const GemmSm90Params& p, int tile_n, int* table, int* warp_buf,
+                                      int unit_m = kTileM) {
   TileSpace ts;
   const int tid = threadIdx.x;
   ts.grouped = p.group_ends != nullptr;
@@ -100,13 +103,13 @@ __device__ TileSpace build_tile_space(const GemmSm90Params& p, int tile_n, int* 
   const bool swz = p.swizzled != 0;
   const int G = p.groups;
   ts.n_tiles = static_cast<int>(layout::ceil_div(p.n, static_cast<int64_t>(tile_n)));
-  ts.mt_per_group = !ts.grouped  ? static_cast<int>(layout::ceil_div(p.rows_per_group, kTileM))
+  ts.mt_per_group = !ts.grouped  ? static_cast<int>(layout::ceil_div(p.rows_per_group, static_cast<int64_t>(unit_m)))
                     : ts.kgrouped ? static_cast<int>(layout::ceil_div(p.rows_total, kTileM))
                                   : 0;
   const bool kg = ts.kgrouped;
   // What a group of `len` rows (M-grouped: m-tiles) or tokens (K-grouped: scale columns) occupies.
   auto group_units = [&](int len) {
-    return kg ? static_cast<int>(layout::kgroup_col_pad(swz, len)) : (len + kTileM - 1) / kTileM;
+    return kg ? static_cast<int>(layout::kgroup_col_pad(swz, len)) : (len + unit_m - 1) / unit_m;
   };
   int* ends = table;
   int* prefix = table + (G + 1);
@@ -137,7 +140,7 @@ __device__ TileSpace build_tile_space(const GemmSm90Params& p, int tile_n, int* 
 
 struct TileInfo {
   int64_t row_begin;  // first row of A (and of D, but for K-grouped's g*M offset)
-  int rows_valid;     // rows of the tile inside its group (1..128)
+  int rows_valid;     // rows of the tile inside its group (1..unit_m)
   int n0, n_valid;
   int64_t mt;         // m-tile index across groups
   int group;
@@ -146,7 +149,8 @@ struct TileInfo {
 };
 
 // Tile t of the space: consecutive t share an m-tile (its A rows stay in L2 across the n-tiles).
-__device__ __forceinline__ TileInfo decode_tile(const GemmSm90Params& p, const TileSpace& ts, int64_t t, int tile_n) {
+__device__ __forceinline__ TileInfo decode_tile(const GemmSm90Params& p, const TileSpace& ts, int64_t t, int tile_n,
+                                                int unit_m = kTileM) {
   TileInfo ti;
   int nt;
   if (ts.kgrouped && p.m_inner) {  // within a group: m-tiles fastest
@@ -177,13 +181,13 @@ __device__ __forceinline__ TileInfo decode_tile(const GemmSm90Params& p, const T
       if (ts.prefix[mid] <= ti.mt) lo = mid; else hi = mid - 1;
     }
     ti.group = lo;
-    ti.row_begin = ts.ends[lo] + (ti.mt - ts.prefix[lo]) * kTileM;
-    ti.rows_valid = static_cast<int>(ts.ends[lo + 1] - ti.row_begin < kTileM ? ts.ends[lo + 1] - ti.row_begin : kTileM);
+    ti.row_begin = ts.ends[lo] + (ti.mt - ts.prefix[lo]) * unit_m;
+    ti.rows_valid = static_cast<int>(ts.ends[lo + 1] - ti.row_begin < unit_m ? ts.ends[lo + 1] - ti.row_begin : unit_m);
   } else {
     ti.group = static_cast<int>(ti.mt / ts.mt_per_group);
-    const int64_t local = (ti.mt - static_cast<int64_t>(ti.group) * ts.mt_per_group) * kTileM;
+    const int64_t local = (ti.mt - static_cast<int64_t>(ti.group) * ts.mt_per_group) * unit_m;
     ti.row_begin = static_cast<int64_t>(ti.group) * p.rows_per_group + local;
-    ti.rows_valid = static_cast<int>(p.rows_per_group - local < kTileM ? p.rows_per_group - local : kTileM);
+    ti.rows_valid = static_cast<int>(p.rows_per_group - local < unit_m ? p.rows_per_group - local : unit_m);
   }
   return ti;
 }

@@ -135,6 +135,26 @@ size_t bprep_bytes(const GemmDesc& d) {
                              gemm_sm90_arelayout_bytes(d.m, bprep_row(d)));
 }
 
+// M-grouped plans that would dequantize B ahead (groups of >= kBPrepMinRowsPerGroup rows) but whose
+// A is the smaller operand (M < G * N: many experts with wide weights) dequantize A ahead instead and
+// run the TMA kernel with the operands swapped (the `_apre` entry points, kernels/sm90/gemm_mxfp8_tma.cu):
+// D^T tiles of 128 weight rows (B's FP8 rows, converted in the kernel, once per 256-token tile) x 256
+// tokens (bf16 from the workspace). The smaller operand takes the 5 bytes of traffic per element of
+// the pre-kernel (measured: M32768 N2048 K7168 E64, 512 rows per group, +23% over B ahead; fprop
+// E128, 256 rows per group, stays on the in-kernel path, where the swapped kernel measured 6%
+// slower: docs/PERFORMANCE.md, "Twenty-seventh session"). MXQ_GEMM_SM90_APRE=0 / 1 overrides the rule.
+size_t apre_bytes(const GemmDesc& d) {
+  return static_cast<size_t>(gemm_sm90_bprep_header_bytes(d.num_groups) +
+                             (d.m * gemm_sm90_bprep_row(d.k) * 2 + 255) / 256 * 256);
+}
+bool use_apre(const GemmDesc& d) {
+  if (!grouped_m(d) || d.m <= 0 || d.num_groups <= 0) return false;
+  if (static_cast<int64_t>(apre_bytes(d)) > d.workspace_limit) return false;  // MXQ_GEMM_ATTR_WORKSPACE_LIMIT
+  if (const char* env = std::getenv("MXQ_GEMM_SM90_APRE"); env && *env) return std::string(env) != "0";
+  if (const char* env = std::getenv("MXQ_GEMM_SM90_BPREP"); env && *env) return false;  // B ahead forced on / off
+  return d.m / d.num_groups >= kBPrepMinRowsPerGroup && d.m < d.num_groups * d.n;
+}
+
 // The TMA BF16-path kernel: the BF16 path's plans whose coordinates fit TMA's int32 box origins.
 std::string sm90_tma_supports(const GemmDesc& d, const DeviceInfo& dev) {
   if (d.b_block_2d) return "B_BLOCK_2D hint set: the FP8-wgmma promotion kernel takes 32x32-block weights";
@@ -148,7 +168,7 @@ std::string sm90_tma_supports(const GemmDesc& d, const DeviceInfo& dev) {
     return fmt::format("A rows {} / B rows {} / K {} exceed TMA's 32-bit coordinates", a_rows, b_rows, d.k);
   const int64_t groups_in_table = grouped(d) ? d.num_groups : 0;
   const int64_t smem = (use_bp_store(d, dev.smem_optin) ? gemm_sm90_tma_bp_store_smem_bytes(groups_in_table)
-                       : use_bprep(d)                    ? gemm_sm90_tma_bp_smem_bytes(groups_in_table)
+                       : use_bprep(d) || use_apre(d)     ? gemm_sm90_tma_bp_smem_bytes(groups_in_table)
                                                          : gemm_sm90_tma_smem_bytes(groups_in_table)) +
                        64;  // + static (scan buffer)
   if (smem > dev.smem_optin)
@@ -274,18 +294,25 @@ class GemmSm90 final : public OpImpl {
                       : kind == Sm90Kernel::Bf16Path ? "bf16path_"
                       : kind == Sm90Kernel::Fp8B2d   ? "fp8b2d_"
                                                      : "";
-    bp_store_ = kind == Sm90Kernel::Bf16Tma && use_bp_store(d, dev.info().smem_optin);
-    bprep_ = kind == Sm90Kernel::Bf16Tma && (bp_store_ || use_bprep(d));
+    apre_ = kind == Sm90Kernel::Bf16Tma && use_apre(d);
+    bp_store_ = kind == Sm90Kernel::Bf16Tma && !apre_ && use_bp_store(d, dev.info().smem_optin);
+    bprep_ = kind == Sm90Kernel::Bf16Tma && !apre_ && (bp_store_ || use_bprep(d));
     const std::string kname =
         fmt::format("mxq_gemm_sm90_{}{}_{}_{}{}{}", tag, fp8_tag(d.a_dtype), fp8_tag(d.b_dtype),
                     d.d_dtype == MXQ_DTYPE_FP32 ? "f32" : "bf16",
                     kind == Sm90Kernel::Bf16Tma && grouped_k(d) ? "_kgrouped" : "",
-                    bp_store_ ? "_bpre_tma" : bprep_ ? "_bpre" : "");
+                    apre_ ? "_apre" : bp_store_ ? "_bpre_tma" : bprep_ ? "_bpre" : "");
     fn_ = dev.kernel(kname.c_str());
     kname_ = kname;
     if (bp_store_) {  // where D is not 16-byte aligned at Execute: the same plan with direct stores
       fn_direct_name_ = kname.substr(0, kname.rfind("_tma"));  // "..._bpre"
       fn_direct_ = dev.kernel(fn_direct_name_.c_str());
+    }
+    if (apre_) {  // A's dtype: the same pre-kernel, on A's rows (b = A, one group of M rows)
+      const std::string pname = fmt::format("mxq_gemm_sm90_bprep_{}", fp8_tag(d.a_dtype));
+      fn_prep_ = dev.kernel(pname.c_str());
+      fn_table_ = dev.kernel("mxq_gemm_sm90_bprep_table");
+      kname_ += " + " + pname;
     }
     if (bprep_) {
       const std::string pname =
@@ -315,8 +342,8 @@ class GemmSm90 final : public OpImpl {
     } else if (grouped_m(d)) {
       base_.rows_total = d.m;
       base_.rows_per_group = 0;
-      // Every group adds at most one partial m-tile to the full ones.
-      max_m_tiles_ = layout::ceil_div(d.m, kGemmSm90TileM) + d.num_groups;
+      // Every group adds at most one partial m-tile to the full ones (apre: token tiles).
+      max_m_tiles_ = layout::ceil_div(d.m, apre_ ? kGemmSm90TmaSwapTokens : kGemmSm90TileM) + d.num_groups;
       smem_ = smem_bytes(d.num_groups);
     } else {
       base_.rows_total = d.batch * d.m;
@@ -339,14 +366,27 @@ class GemmSm90 final : public OpImpl {
       prep_.groups = static_cast<int32_t>(grouped_k(d) ? d.num_groups : 0);
       prep_.a_rows = grouped_k(d) ? d.m : 0;  // K-grouped: A's copy
     }
+    if (apre_) {  // A's M rows as one group of the M-grouped pre-kernel
+      prep_.n = d.m;
+      prep_.k = d.k;
+      prep_.kp = gemm_sm90_bprep_row(d.k);
+      prep_.scale_ld = base_.scale_ld;
+      prep_.b_scale_stride = 0;
+      prep_.items = d.m * (prep_.kp / kGemmSm90TmaTileK);
+      prep_.swizzled = swz;
+      prep_.groups = static_cast<int32_t>(d.num_groups);
+    }
   }
 
-  size_t workspace_bytes() const override { return bprep_ ? bprep_bytes(d_) : 0; }
+  size_t workspace_bytes() const override { return apre_ ? apre_bytes(d_) : bprep_ ? bprep_bytes(d_) : 0; }
 
   std::string name() const override { return kname_; }
   std::string reason() const override {
     switch (kind_) {
       case Sm90Kernel::Bf16Tma:
+        if (apre_)
+          return "sm_90a TMA-fed bf16 wgmma with the operands swapped (D^T tiles); A dequantized exactly to bf16 "
+                 "once into the workspace, B converted in the kernel (groups of >= 512 rows, A the smaller operand)";
         return bp_store_ ? std::string("sm_90a TMA-fed bf16 wgmma; B dequantized exactly to bf16 once into the "
                                        "workspace, A in the kernel, D stored by TMA (") +
                                (grouped_k(d_) ? "K-grouped, M >= 512, short groups)" : "groups of >= 512 rows, K <= 4096)")
@@ -394,7 +434,7 @@ class GemmSm90 final : public OpImpl {
     MXQ_REQUIRE(!grouped(d_) || p.group_ends, MXQ_STATUS_BAD_PARAM_NULL_POINTER,
                 "grouped GEMM: GROUP_OFFSETS is required when grouped");
     // Persistent launch: one CTA per SM at most, never more than the tile count can use.
-    const int tile_n = kind_ == Sm90Kernel::Bf16Tma    ? kGemmSm90TmaTileN
+    const int tile_n = kind_ == Sm90Kernel::Bf16Tma    ? (apre_ ? kGemmSm90TileM : kGemmSm90TmaTileN)
                        : kind_ == Sm90Kernel::Bf16Path ? kGemmSm90Bf16TileN
                        : kind_ == Sm90Kernel::Fp8B2d   ? kGemmSm90Fp8B2dTileN
                                                        : kGemmSm90TileN;
@@ -424,6 +464,37 @@ class GemmSm90 final : public OpImpl {
       tp.g = p;
       const int64_t a_rows = p.rows_total;
       const int64_t b_rows = grouped_k(d_) ? d_.n : kernel_groups(d_) * d_.n;
+      if (apre_) {
+        // A -> bf16 workspace (after the group table, which maps token rows to swizzled scale rows);
+        // the kernel converts B's 128-row boxes (tmap_a) and reads 256-token bf16 boxes (tmap_b).
+        MXQ_REQUIRE(workspace, MXQ_STATUS_BAD_PARAM_WORKSPACE, "grouped GEMM: the workspace is required");
+        int32_t* header = static_cast<int32_t*>(workspace);
+        GemmSm90BPrepParams pp = prep_;
+        pp.b = p.a;
+        pp.b_scales = p.a_scales;
+        pp.out = reinterpret_cast<uint16_t*>(static_cast<uint8_t*>(workspace) +
+                                             gemm_sm90_bprep_header_bytes(d_.num_groups));
+        pp.table = nullptr;
+        if (d_.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4) {
+          pp.table = header;
+          Dim3 tg, tb;
+          tb.x = kGemmSm90BPrepTableThreads;
+          void* tparams[] = {&p, &header};
+          dev_.launch(fn_table_, tg, tb, static_cast<size_t>(8 * (d_.num_groups + 1)), stream, tparams,
+                      "grouped GEMM A pre-kernel group table");
+        }
+        Dim3 pg, pb;
+        pb.x = kGemmSm90BPrepThreads;
+        pg.x = static_cast<unsigned>(layout::ceil_div(pp.items, static_cast<int64_t>(kGemmSm90BPrepThreads)));
+        void* pparams[] = {&pp};
+        dev_.launch(fn_prep_, pg, pb, 0, stream, pparams, "grouped GEMM A pre-kernel");
+        encode(p.b, b_rows, kGemmSm90TileM, tp.tmap_a, "B (operands swapped)");
+        encode_bf16(pp.out, a_rows, prep_.kp, tp.tmap_b);
+        tp.store_tma = false;
+        void* params[] = {&tp};
+        dev_.launch(fn_, g, b, static_cast<size_t>(smem_), stream, params, kname_.c_str());
+        return;
+      }
       encode(p.a, a_rows, kGemmSm90TileM, tp.tmap_a, "A");
       if (bprep_) {
         // B -> bf16 workspace, then the main kernel reads it through a bf16 tensor map.
@@ -496,7 +567,7 @@ class GemmSm90 final : public OpImpl {
     switch (kind_) {
       case Sm90Kernel::Bf16Tma:
         return bp_store_ ? gemm_sm90_tma_bp_store_smem_bytes(groups)
-               : bprep_  ? gemm_sm90_tma_bp_smem_bytes(groups)
+               : bprep_ || apre_ ? gemm_sm90_tma_bp_smem_bytes(groups)
                          : gemm_sm90_tma_smem_bytes(groups);
       case Sm90Kernel::Bf16Path:
         return gemm_sm90_bf16_smem_bytes(groups);
@@ -532,6 +603,7 @@ class GemmSm90 final : public OpImpl {
   CUfunction fn_table_ = nullptr;
   CUfunction fn_acopy_ = nullptr;  // K-grouped B-ahead plans: A's copy (mxq_gemm_sm90_arelayout_kgrouped)
   bool bprep_ = false;
+  bool apre_ = false;  // A dequantized ahead, operands swapped (the `_apre` entry points)
   bool bp_store_ = false;  // B dequantized ahead, D stored by TMA from the kernel's own staging
   bool store_tma_ = false;  // the TMA-store epilogue, when D is 16-byte aligned at Execute
   GemmSm90BPrepParams prep_{};

@@ -1024,6 +1024,83 @@ TEST_CASE("gpu gemm: decode, thousands of groups, one CTA per SM", "[gpu][gemm][
   run_decode_case(c, h.gpu, h.cpu);
 }
 
+// Groups of >= 512 rows on average whose A is the smaller operand (M < G * N): the TMA kernel
+// dequantizes A ahead instead of B and runs with the operands swapped (D^T tiles of 128 weight rows x
+// up to 256 tokens; `_apre`). The rule's case first (a 1-row group, a group of 513: token tiles of 1,
+// 256 and 1 tokens, n128 and n256 wgmma forms), then the edge group sizes and random splits with the
+// path forced (MXQ_GEMM_SM90_APRE=1): odd N (single-element stores), a partial last weight tile (one
+// warpgroup idle), fp32, accumulate, alpha, LINEAR scales, E5M2 on either side, the exact branch, a
+// repeat run (same bits).
+TEST_CASE("gpu gemm: M-grouped, A dequantized ahead, operands swapped", "[gpu][gemm]") {
+  Handles h;
+  const bool off = env_off("MXQ_GEMM_SM90_TMA") || env_off("MXQ_GEMM_SM90_APRE") ||
+                   (std::getenv("MXQ_GEMM_SM90_BPREP") && !env_is("MXQ_GEMM_SM90_APRE", "1"));
+  auto swapped = [&](const Case& cc) { return finalize_line(h.gpu, cc).find("operands swapped") != std::string::npos; };
+  Case c;
+  c.group_sizes = {600, 513, 700, 1, 900, 0, 1000};  // 530 rows per group on average
+  c.m = group_total(c) + 5;
+  c.n = 768;
+  c.k = 1040;  // a partial last 64-wide stage and a partial last 32-block
+  c.repeat = true;
+  {
+    INFO("finalize: " << finalize_line(h.gpu, c));
+    CHECK(swapped(c) == !off);
+    if (!off) CHECK(plan_workspace(h.gpu, c) >= static_cast<size_t>(c.m * 1088 * 2));
+  }
+  run_one(c, h.gpu, h.cpu);
+  c.repeat = false;
+  Case limited = c;  // no room for A's copy: the in-kernel path
+  limited.ws_limit = 1 << 20;
+  CHECK(!swapped(limited));
+  if (off) return;
+  const mxq_test::gpu::ScopedEnv apre("MXQ_GEMM_SM90_APRE", "1");
+  Case e;
+  e.group_sizes = kEdgeGroupSizes;
+  e.m = group_total(e) + 45;  // trailing rows owned by no group: must stay untouched
+  e.n = 200;                  // a partial second weight tile: its second warpgroup has no rows
+  e.k = 544;
+  CHECK(swapped(e));
+  run_one(e, h.gpu, h.cpu);
+  Case f = e;
+  f.group_sizes = {129, 0, 31, 257, 1, 33, 64, 65, 192, 193};
+  f.m = group_total(f);
+  f.n = 131;  // odd N: D pairs not aligned, single stores
+  f.k = 528;  // partial last 32-block (16 elements)
+  f.b = MXQ_DTYPE_E5M2;
+  f.d = MXQ_DTYPE_FP32;
+  f.layout = MXQ_SCALE_LAYOUT_LINEAR;
+  f.offsets = MXQ_DTYPE_INT64;
+  f.alpha = 0.75f;
+  f.accumulate = true;
+  run_one(f, h.gpu, h.cpu);
+  f.layout = MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
+  f.a = MXQ_DTYPE_E5M2;
+  f.b = MXQ_DTYPE_E4M3;
+  f.n = 264;
+  f.scale_e_max = 150;  // both exact branches: the pre-kernel's and the kernel's
+  run_one(f, h.gpu, h.cpu);
+  std::mt19937_64 rng(std::random_device{}());
+  const mxqDataType_t pairs[3][2] = {{MXQ_DTYPE_E4M3, MXQ_DTYPE_E4M3}, {MXQ_DTYPE_E4M3, MXQ_DTYPE_E5M2},
+                                     {MXQ_DTYPE_E5M2, MXQ_DTYPE_E4M3}};
+  for (int it = 0; it < 6; ++it) {
+    Case r;
+    const int groups = 1 + static_cast<int>(rng() % 9);
+    for (int g = 0; g < groups; ++g) r.group_sizes.push_back(static_cast<int64_t>(rng() % 600));
+    r.m = group_total(r) + static_cast<int64_t>(rng() % 3);
+    if (r.m == 0) r.m = 1;
+    r.n = 16 + static_cast<int64_t>(rng() % 400);
+    r.k = 16 * (1 + static_cast<int64_t>(rng() % 40));
+    r.a = pairs[it % 3][0];
+    r.b = pairs[it % 3][1];
+    r.d = it % 2 ? MXQ_DTYPE_FP32 : MXQ_DTYPE_BF16;
+    r.layout = (it / 2) % 2 ? MXQ_SCALE_LAYOUT_LINEAR : MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
+    r.offsets = it % 3 == 2 ? MXQ_DTYPE_INT64 : MXQ_DTYPE_INT32;
+    r.accumulate = it >= 3;
+    r.alpha = it == 4 ? -1.5f : 1.0f;
+    run_one(r, h.gpu, h.cpu);
+  }
+}
+
 // The B_BLOCK_2D hint: M-grouped and dense plans take the 32x32-weight kernel (sm90.gemm.mxfp8.fp8b2d)
 // unless MXQ_GEMM_SM90_FP8B2D=0; K-grouped plans, and group tables too large for its shared memory,
 // the first FP8-wgmma kernel. Then a case with more tiles than an H100 has SMs (persistent CTAs walk
