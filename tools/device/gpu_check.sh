@@ -29,6 +29,9 @@ if [[ $part == 1 || $part == all ]]; then
   stage gemm_fallback 200 env MXQ_GEMM_SM90_TMA=0 "$MXQ_BUILD_DIR/tests/mxq_gpu_tests" "[gemm]"
   # The TMA kernel with B dequantized ahead on every plan (by default only tall groups take it).
   stage gemm_bprep 200 env MXQ_GEMM_SM90_BPREP=1 "$MXQ_BUILD_DIR/tests/mxq_gpu_tests" "[gemm]"
+  # The same kernel with A dequantized ahead and the operands swapped on every M-grouped plan (by
+  # default only groups of >= 512 rows whose A is the smaller operand take it).
+  stage gemm_apre 200 env MXQ_GEMM_SM90_APRE=1 "$MXQ_BUILD_DIR/tests/mxq_gpu_tests" "[gemm]"
 fi
 if [[ $part == 3 || $part == all ]]; then
   # The quantizer's other rowwise schedules: the register kernel on small tensors and the ring kernel
@@ -64,7 +67,7 @@ fi
 if [[ $part == 2 || $part == all ]]; then
   stage sanitizer 240 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
     "$MXQ_BUILD_DIR/tests/mxq_gpu_tests" \
-    "[dequantize]~[large],[swizzle],[backend]~[graph],[quantize][groups],[quantize][swiglu],[quantize][flat],[quantize][align],[attention],*edge group sizes*,*exact branch*,[decode],*M-grouped and dense*,*B_BLOCK_2D hint*"
+    "[dequantize]~[large],[swizzle],[backend]~[graph],[quantize][groups],[quantize][swiglu],[quantize][flat],[quantize][align],[attention],*edge group sizes*,*exact branch*,[decode],*M-grouped and dense*,*B_BLOCK_2D hint*,*operands swapped*"
   # The same on the TMA GEMM kernel with B dequantized ahead on every plan (the `_bpre` / `_bpre_tma`
   # instances and their pre-kernels, which by default only tall groups take).
   stage sanitizer_bprep 180 env MXQ_GEMM_SM90_BPREP=1 compute-sanitizer --tool memcheck --report-api-errors no \
