@@ -124,6 +124,31 @@ __device__ __forceinline__ bool code_slow(uint32_t e) {
   return e != kNoScale && static_cast<int>(e) > Fp8Bits<K>::kMaxFastE;
 }
 
+// A's register fragments of one 64-wide stage from a thread's rows r0, r0 + 8 (aw[h][j]: word j of row
+// r0 + 8h's 16-byte chunk): x[j] = {lo(r0), lo(r0 + 8), hi(r0), hi(r0 + 8)} of word j, with the rows'
+// scale codes ea[h] (kShift: [0] the block before the chunk's boundary, taken by the bytes `qsel`
+// leaves out; else [1] only), the fast or the exact conversion.
+template <Fp8Kind AK, bool kShift, bool kSlow>
+__device__ __forceinline__ void convert_a_frags(const uint32_t (&aw)[2][4], const uint32_t (&ea)[2][2], uint32_t qsel,
+                                                uint32_t (&x)[4][4]) {
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const uint32_t H = ea[h][1];
+      if constexpr (kShift) {
+        const uint32_t L = ea[h][0];
+        const uint32_t sel = (qsel >> (4 * j)) & 0xFu;
+        if constexpr (kSlow) cvt_exact_sel<AK>(aw[h][j], code_exact(L), code_exact(H), sel, x[j][h], x[j][h + 2]);
+        else cvt_fast_sel<AK>(aw[h][j], code_mult<AK>(L), code_mult<AK>(H), sel, x[j][h], x[j][h + 2]);
+      } else {
+        if constexpr (kSlow) cvt_exact<AK>(aw[h][j], code_exact(H), x[j][h], x[j][h + 2]);
+        else cvt_fast<AK>(aw[h][j], code_mult<AK>(H) * 0x00010001u, x[j][h], x[j][h + 2]);
+      }
+    }
+  }
+}
+
 // Keeps the bytes of word w (at byte `pos` of the stage) inside bytes [vlo, vhi) of the stage.
 __device__ __forceinline__ uint32_t mask_range(uint32_t w, int pos, int vlo, int vhi) {
   const int n_hi = vhi - pos, n_lo = vlo - pos;
@@ -536,26 +561,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
             const bool slow_a = code_slow<AK>(ea[0][0]) || code_slow<AK>(ea[0][1]) || code_slow<AK>(ea[1][0]) ||
                                 code_slow<AK>(ea[1][1]) || (spec_a & 0x80808080u) != 0;
             const uint32_t qsel = (q & 1) ? 0xFFFFu : selm;
-            auto emit_a = [&](auto slow_tag) {
-              constexpr bool kSlow = decltype(slow_tag)::value;
-#pragma unroll
-              for (int j = 0; j < 4; ++j) {
-#pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                  const uint32_t H = ea[h][1];
-                  if constexpr (kShift) {
-                    const uint32_t L = ea[h][0];
-                    const uint32_t sel = (qsel >> (4 * j)) & 0xFu;
-                    if constexpr (kSlow)
-                      cvt_exact_sel<AK>(aw[h][j], code_exact(L), code_exact(H), sel, x[j][h], x[j][h + 2]);
-                    else cvt_fast_sel<AK>(aw[h][j], code_mult<AK>(L), code_mult<AK>(H), sel, x[j][h], x[j][h + 2]);
-                  } else {
-                    if constexpr (kSlow) cvt_exact<AK>(aw[h][j], code_exact(H), x[j][h], x[j][h + 2]);
-                    else cvt_fast<AK>(aw[h][j], code_mult<AK>(H) * 0x00010001u, x[j][h], x[j][h + 2]);
-                  }
-                }
-              }
-            };
+            auto emit_a = [&](auto slow_tag) { convert_a_frags<AK, kShift, decltype(slow_tag)::value>(aw, ea, qsel, x); };
             if (slow_a) emit_a(std::true_type{});
             else emit_a(std::false_type{});
           };
@@ -688,26 +694,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
               }
             };
             const uint32_t qsel = (q & 1) ? 0xFFFFu : selm;
-            auto emit_a = [&](auto slow_tag) {
-              constexpr bool kSlow = decltype(slow_tag)::value;
-#pragma unroll
-              for (int j = 0; j < 4; ++j) {
-#pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                  const uint32_t H = ea[h][1];
-                  if constexpr (kShift) {
-                    const uint32_t L = ea[h][0];
-                    const uint32_t sel = (qsel >> (4 * j)) & 0xFu;
-                    if constexpr (kSlow)
-                      cvt_exact_sel<AK>(aw[h][j], code_exact(L), code_exact(H), sel, x[j][h], x[j][h + 2]);
-                    else cvt_fast_sel<AK>(aw[h][j], code_mult<AK>(L), code_mult<AK>(H), sel, x[j][h], x[j][h + 2]);
-                  } else {
-                    if constexpr (kSlow) cvt_exact<AK>(aw[h][j], code_exact(H), x[j][h], x[j][h + 2]);
-                    else cvt_fast<AK>(aw[h][j], code_mult<AK>(H) * 0x00010001u, x[j][h], x[j][h + 2]);
-                  }
-                }
-              }
-            };
+            auto emit_a = [&](auto slow_tag) { convert_a_frags<AK, kShift, decltype(slow_tag)::value>(aw, ea, qsel, x); };
             if (!slow_a && !slow_b) {
               emit_b(std::false_type{});
               emit_a(std::false_type{});

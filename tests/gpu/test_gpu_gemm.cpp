@@ -472,30 +472,37 @@ TEST_CASE("gpu gemm: M-grouped, fp32, LINEAR, int64 offsets, accumulate, alpha, 
   run_case(c, h.gpu, h.cpu);
 }
 
+namespace {
+
+// Random M-grouped case `it` (0..5) of the uneven-split tests: 1..max_groups groups of 0..max_rows - 1
+// rows (and 0..2 trailing rows), N 16..15 + max_n, K a multiple of 16 up to 640, and by `it` the dtype
+// pair, D's dtype, the scale layout, the offsets' type, accumulate and alpha.
+Case random_mgrouped_case(std::mt19937_64& rng, int it, int max_groups, int max_rows, int max_n) {
+  const mxqDataType_t pairs[3][2] = {{MXQ_DTYPE_E4M3, MXQ_DTYPE_E4M3}, {MXQ_DTYPE_E4M3, MXQ_DTYPE_E5M2},
+                                     {MXQ_DTYPE_E5M2, MXQ_DTYPE_E4M3}};
+  Case c;
+  const int groups = 1 + static_cast<int>(rng() % static_cast<uint64_t>(max_groups));
+  for (int g = 0; g < groups; ++g) c.group_sizes.push_back(static_cast<int64_t>(rng() % static_cast<uint64_t>(max_rows)));
+  c.m = group_total(c) + static_cast<int64_t>(rng() % 3);
+  if (c.m == 0) c.m = 1;
+  c.n = 16 + static_cast<int64_t>(rng() % static_cast<uint64_t>(max_n));
+  c.k = 16 * (1 + static_cast<int64_t>(rng() % 40));
+  c.a = pairs[it % 3][0];
+  c.b = pairs[it % 3][1];
+  c.d = it % 2 ? MXQ_DTYPE_FP32 : MXQ_DTYPE_BF16;
+  c.layout = (it / 2) % 2 ? MXQ_SCALE_LAYOUT_LINEAR : MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
+  c.offsets = it % 3 == 2 ? MXQ_DTYPE_INT64 : MXQ_DTYPE_INT32;
+  c.accumulate = it >= 3;
+  c.alpha = it == 4 ? -1.5f : 1.0f;
+  return c;
+}
+
+}  // namespace
+
 TEST_CASE("gpu gemm: M-grouped, random uneven splits, all dtype and layout combinations", "[gpu][gemm]") {
   Handles h;
   std::mt19937_64 rng(std::random_device{}());
-  const mxqDataType_t pairs[3][2] = {{MXQ_DTYPE_E4M3, MXQ_DTYPE_E4M3}, {MXQ_DTYPE_E4M3, MXQ_DTYPE_E5M2},
-                                     {MXQ_DTYPE_E5M2, MXQ_DTYPE_E4M3}};
-  for (int it = 0; it < 6; ++it) {
-    Case c;
-    const int groups = 1 + static_cast<int>(rng() % 7);
-    for (int g = 0; g < groups; ++g) c.group_sizes.push_back(static_cast<int64_t>(rng() % 300));
-    c.m = 0;
-    for (auto s : c.group_sizes) c.m += s;
-    c.m += static_cast<int64_t>(rng() % 3);
-    if (c.m == 0) c.m = 1;
-    c.n = 16 + static_cast<int64_t>(rng() % 300);
-    c.k = 16 * (1 + static_cast<int64_t>(rng() % 40));
-    c.a = pairs[it % 3][0];
-    c.b = pairs[it % 3][1];
-    c.d = it % 2 ? MXQ_DTYPE_FP32 : MXQ_DTYPE_BF16;
-    c.layout = (it / 2) % 2 ? MXQ_SCALE_LAYOUT_LINEAR : MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
-    c.offsets = it % 3 == 2 ? MXQ_DTYPE_INT64 : MXQ_DTYPE_INT32;
-    c.accumulate = it >= 3;
-    c.alpha = it == 4 ? -1.5f : 1.0f;
-    run_case(c, h.gpu, h.cpu);
-  }
+  for (int it = 0; it < 6; ++it) run_case(random_mgrouped_case(rng, it, 7, 300, 300), h.gpu, h.cpu);
 }
 
 // Groups of >= 512 rows on average: the TMA kernel dequantizes B ahead into its workspace (the other
@@ -1080,25 +1087,7 @@ TEST_CASE("gpu gemm: M-grouped, A dequantized ahead, operands swapped", "[gpu][g
   f.scale_e_max = 150;  // both exact branches: the pre-kernel's and the kernel's
   run_one(f, h.gpu, h.cpu);
   std::mt19937_64 rng(std::random_device{}());
-  const mxqDataType_t pairs[3][2] = {{MXQ_DTYPE_E4M3, MXQ_DTYPE_E4M3}, {MXQ_DTYPE_E4M3, MXQ_DTYPE_E5M2},
-                                     {MXQ_DTYPE_E5M2, MXQ_DTYPE_E4M3}};
-  for (int it = 0; it < 6; ++it) {
-    Case r;
-    const int groups = 1 + static_cast<int>(rng() % 9);
-    for (int g = 0; g < groups; ++g) r.group_sizes.push_back(static_cast<int64_t>(rng() % 600));
-    r.m = group_total(r) + static_cast<int64_t>(rng() % 3);
-    if (r.m == 0) r.m = 1;
-    r.n = 16 + static_cast<int64_t>(rng() % 400);
-    r.k = 16 * (1 + static_cast<int64_t>(rng() % 40));
-    r.a = pairs[it % 3][0];
-    r.b = pairs[it % 3][1];
-    r.d = it % 2 ? MXQ_DTYPE_FP32 : MXQ_DTYPE_BF16;
-    r.layout = (it / 2) % 2 ? MXQ_SCALE_LAYOUT_LINEAR : MXQ_SCALE_LAYOUT_SWIZZLED_128x4;
-    r.offsets = it % 3 == 2 ? MXQ_DTYPE_INT64 : MXQ_DTYPE_INT32;
-    r.accumulate = it >= 3;
-    r.alpha = it == 4 ? -1.5f : 1.0f;
-    run_one(r, h.gpu, h.cpu);
-  }
+  for (int it = 0; it < 6; ++it) run_one(random_mgrouped_case(rng, it, 9, 600, 400), h.gpu, h.cpu);
 }
 
 // The B_BLOCK_2D hint: M-grouped and dense plans take the 32x32-weight kernel (sm90.gemm.mxfp8.fp8b2d)
