@@ -485,17 +485,9 @@ class GemmSm90 final : public OpImpl {
         pp.table = nullptr;
         if (d_.scale_layout == MXQ_SCALE_LAYOUT_SWIZZLED_128x4) {
           pp.table = header;
-          Dim3 tg, tb;
-          tb.x = kGemmSm90BPrepTableThreads;
-          void* tparams[] = {&p, &header};
-          dev_.launch(fn_table_, tg, tb, static_cast<size_t>(8 * (d_.num_groups + 1)), stream, tparams,
-                      "grouped GEMM A pre-kernel group table");
+          launch_table(p, header, stream, "grouped GEMM A pre-kernel group table");
         }
-        Dim3 pg, pb;
-        pb.x = kGemmSm90BPrepThreads;
-        pg.x = static_cast<unsigned>(layout::ceil_div(pp.items, static_cast<int64_t>(kGemmSm90BPrepThreads)));
-        void* pparams[] = {&pp};
-        dev_.launch(fn_prep_, pg, pb, 0, stream, pparams, "grouped GEMM A pre-kernel");
+        launch_prep(pp, stream, "grouped GEMM A pre-kernel");
         encode(p.b, b_rows, kGemmSm90TileM, tp.tmap_a, "B (operands swapped)");
         encode_bf16(pp.out, a_rows, prep_.kp, tp.tmap_b);
         tp.store_tma = false;
@@ -518,11 +510,7 @@ class GemmSm90 final : public OpImpl {
           pp.out = reinterpret_cast<uint16_t*>(static_cast<uint8_t*>(workspace) +
                                                gemm_sm90_bprep_header_bytes(d_.num_groups));
           tp.g.bprep_cols = header + 2 * (d_.num_groups + 1);
-          Dim3 tg, tb;
-          tb.x = kGemmSm90BPrepTableThreads;
-          void* tparams[] = {&p, &header};
-          dev_.launch(fn_table_, tg, tb, static_cast<size_t>(8 * (d_.num_groups + 1)), stream, tparams,
-                      "grouped GEMM B pre-kernel group table");
+          launch_table(p, header, stream, "grouped GEMM B pre-kernel group table");
           // A's copy for the groups whose first token is not 16-byte aligned (by the table's columns).
           pp.a = p.a;
           pp.a_out = static_cast<uint8_t*>(workspace) + gemm_sm90_bprep_header_bytes(d_.num_groups) + bprep_b_bytes(d_);
@@ -540,11 +528,7 @@ class GemmSm90 final : public OpImpl {
           encode_tma_2d(tp.tmap_a2, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, pp.a_out, prep_.kp, a_rows, kGemmSm90TmaTileK,
                         kGemmSm90TileM, CU_TENSOR_MAP_SWIZZLE_64B, "grouped GEMM A copy");
         }
-        Dim3 pg, pb;
-        pb.x = kGemmSm90BPrepThreads;
-        pg.x = static_cast<unsigned>(layout::ceil_div(pp.items, static_cast<int64_t>(kGemmSm90BPrepThreads)));  // one thread per item
-        void* pparams[] = {&pp};
-        dev_.launch(fn_prep_, pg, pb, 0, stream, pparams, "grouped GEMM B pre-kernel");
+        launch_prep(pp, stream, "grouped GEMM B pre-kernel");
         encode_bf16(pp.out, b_rows, prep_.kp, tp.tmap_b);
       } else {
         encode(p.b, b_rows, kGemmSm90TmaTileN, tp.tmap_b, "B");
@@ -571,6 +555,23 @@ class GemmSm90 final : public OpImpl {
   }
 
  private:
+  // The one-block group-table kernel (mxq_gemm_sm90_bprep_table) into the workspace header: the clamped
+  // group ends, the m-tile (M-grouped) or scale-column (K-grouped) prefixes and the K-grouped columns.
+  void launch_table(GemmSm90Params& p, int32_t* header, mxqStream_t stream, const char* what) const {
+    Dim3 tg, tb;
+    tb.x = kGemmSm90BPrepTableThreads;
+    void* tparams[] = {&p, &header};
+    dev_.launch(fn_table_, tg, tb, static_cast<size_t>(8 * (d_.num_groups + 1)), stream, tparams, what);
+  }
+  // The B pre-kernel (or, apre, the same kernel on A's rows): one thread per item.
+  void launch_prep(GemmSm90BPrepParams& pp, mxqStream_t stream, const char* what) const {
+    Dim3 pg, pb;
+    pb.x = kGemmSm90BPrepThreads;
+    pg.x = static_cast<unsigned>(layout::ceil_div(pp.items, static_cast<int64_t>(kGemmSm90BPrepThreads)));
+    void* pparams[] = {&pp};
+    dev_.launch(fn_prep_, pg, pb, 0, stream, pparams, what);
+  }
+
   int64_t smem_bytes(int64_t groups) const {
     switch (kind_) {
       case Sm90Kernel::Bf16Tma:
