@@ -135,18 +135,17 @@ size_t bprep_bytes(const GemmDesc& d) {
                              gemm_sm90_arelayout_bytes(d.m, bprep_row(d)));
 }
 
-// M-grouped plans that would dequantize B ahead (groups of >= kBPrepMinRowsPerGroup rows) but whose
-// A is the smaller operand (M < G * N: many experts with wide weights) dequantize A ahead instead and
-// run the TMA kernel with the operands swapped (the `_apre` entry points, kernels/sm90/gemm_mxfp8_tma.cu):
-// D^T tiles of 128 weight rows (B's FP8 rows, converted in the kernel, once per 256-token tile) x 256
-// tokens (bf16 from the workspace). The smaller operand takes the 5 bytes of traffic per element of
-// the pre-kernel (measured: M32768 N2048 K7168 E64, 512 rows per group, +25% over B ahead). Groups of
-// kAPrepMinRowsLongK..511 rows take it too when K >= kAPrepLongK, where the in-kernel path would
-// otherwise run them (E64 N2048 K7168 at 384 rows +14%, E128 N1536 K4096 at 320 rows +12%); with
-// K 2048 a swapped tile is 32 stages, too few for its boundary cost (fprop E128 N768, 256 and 384
-// rows: 6-8% slower than in the kernel): docs/PERFORMANCE.md, "Twenty-seventh session".
-// MXQ_GEMM_SM90_APRE=0 / 1 overrides the rule.
-constexpr int64_t kAPrepMinRowsLongK = 320;
+// M-grouped plans whose A is the smaller operand (M < G * N: many experts with wide weights) and whose
+// groups hold >= kAPrepMinRowsPerGroup rows on average (>= kAPrepMinRowsLongK when K >= kAPrepLongK)
+// dequantize A ahead and run the TMA kernel with the operands swapped (the `_apre` entry points,
+// kernels/sm90/gemm_mxfp8_tma.cu): D^T tiles of 128 weight rows (B's FP8 rows, converted in the kernel,
+// once per 256-token tile) x 256 tokens (bf16 from the workspace). The smaller operand takes the 5
+// bytes of traffic per element of the pre-kernel, and B is not converted once per 128-row m-tile as
+// on the in-kernel path. Measured (docs/PERFORMANCE.md, "Twenty-seventh session"): fprop E128 (256
+// rows) +5% over the in-kernel path, E64 N2048 K7168 at 192-512 rows +13-25%; 128 rows at K 2048 -2%,
+// 192 rows there even. MXQ_GEMM_SM90_APRE=0 / 1 overrides the rule.
+constexpr int64_t kAPrepMinRowsPerGroup = 256;
+constexpr int64_t kAPrepMinRowsLongK = 192;
 constexpr int64_t kAPrepLongK = 4096;
 size_t apre_bytes(const GemmDesc& d) {
   return static_cast<size_t>(gemm_sm90_bprep_header_bytes(d.num_groups) +
@@ -159,7 +158,7 @@ bool use_apre(const GemmDesc& d) {
   if (const char* env = std::getenv("MXQ_GEMM_SM90_BPREP"); env && *env) return false;  // B ahead forced on / off
   const int64_t rows_per_group = d.m / d.num_groups;
   return d.m < d.num_groups * d.n &&
-         (rows_per_group >= kBPrepMinRowsPerGroup || (rows_per_group >= kAPrepMinRowsLongK && d.k >= kAPrepLongK));
+         (rows_per_group >= kAPrepMinRowsPerGroup || (rows_per_group >= kAPrepMinRowsLongK && d.k >= kAPrepLongK));
 }
 
 // The TMA BF16-path kernel: the BF16 path's plans whose coordinates fit TMA's int32 box origins.
@@ -393,8 +392,8 @@ class GemmSm90 final : public OpImpl {
       case Sm90Kernel::Bf16Tma:
         if (apre_)
           return "sm_90a TMA-fed bf16 wgmma with the operands swapped (D^T tiles); A dequantized exactly to bf16 "
-                 "once into the workspace, B converted in the kernel (A the smaller operand; groups of >= 512 rows, or "
-                 ">= 320 with K >= 4096)";
+                 "once into the workspace, B converted in the kernel (A the smaller operand; groups of >= 256 rows, or "
+                 ">= 192 with K >= 4096)";
         return bp_store_ ? std::string("sm_90a TMA-fed bf16 wgmma; B dequantized exactly to bf16 once into the "
                                        "workspace, A in the kernel, D stored by TMA (") +
                                (grouped_k(d_) ? "K-grouped, M >= 512, short groups)" : "groups of >= 512 rows, K <= 4096)")

@@ -1031,8 +1031,8 @@ TEST_CASE("gpu gemm: decode, thousands of groups, one CTA per SM", "[gpu][gemm][
   run_decode_case(c, h.gpu, h.cpu);
 }
 
-// Groups of >= 512 rows on average whose A is the smaller operand (M < G * N): the TMA kernel
-// dequantizes A ahead instead of B and runs with the operands swapped (D^T tiles of 128 weight rows x
+// Groups of >= 256 rows on average (>= 192 with K >= 4096) whose A is the smaller operand (M < G * N):
+// the TMA kernel dequantizes A ahead and runs with the operands swapped (D^T tiles of 128 weight rows x
 // up to 256 tokens; `_apre`). The rule's case first (a 1-row group, a group of 513: token tiles of 1,
 // 256 and 1 tokens, n128 and n256 wgmma forms), then the edge group sizes and random splits with the
 // path forced (MXQ_GEMM_SM90_APRE=1): odd N (single-element stores), a partial last weight tile (one
