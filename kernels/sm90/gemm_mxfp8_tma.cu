@@ -36,8 +36,8 @@
 // per-stage scale bytes, a select per byte) cost wgrad E8 with uneven groups ~15% of the main
 // kernel's time (docs/PERFORMANCE.md, "Thirteenth session (lead)").
 //
-// Operands swapped (kSwap, the `_apre` entry points): M-grouped plans with groups of >= 512 rows whose A
-// is the smaller operand (M < G * N) dequantize A instead (the same pre-kernel, on A's rows; swizzled
+// Operands swapped (kSwap, the `_apre` entry points): M-grouped plans whose A is the smaller operand
+// (M < G * N) and whose groups are not short (`use_apre`, src/cuda/op_gemm.cpp) dequantize A instead (the same pre-kernel, on A's rows; swizzled
 // scale rows found through the group table, bprep_table_body) and compute D^T: a tile is 128 weight
 // rows of the group's B (the FP8 box the math warps convert into register fragments, exactly as A
 // above) against up to kSwapTokens tokens of the group (the bf16 slot, by TMA from the workspace), and
