@@ -60,16 +60,6 @@ __device__ __forceinline__ uint64_t l2_policy_evict_first() {
 __device__ __forceinline__ void tma_prefetch_desc(const void* tmap) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(tmap)) : "memory");
 }
-// Prefetches the 2D box at (c0 innermost, c1) of the tensor map into L2 (no shared memory, no completion).
-__device__ __forceinline__ void tma_prefetch_2d(const void* tmap, int32_t c0, int32_t c1) {
-  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];\n" ::"l"(reinterpret_cast<uint64_t>(tmap)),
-               "r"(c0), "r"(c1)
-               : "memory");
-}
-// Prefetches `bytes` (a multiple of 16) at the 16-byte aligned global address p into L2.
-__device__ __forceinline__ void bulk_prefetch_l2(const void* p, uint32_t bytes) {
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(reinterpret_cast<uint64_t>(p)), "r"(bytes) : "memory");
-}
 
 // 3D TMA store of one box from shared memory at src (written by generic-proxy stores: fence them
 // with fence_proxy_async_shared and a barrier first) to the tensor map's box at (c0 innermost, c1,
