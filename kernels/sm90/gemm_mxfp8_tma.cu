@@ -37,8 +37,9 @@
 // kernel's time (docs/PERFORMANCE.md, "Thirteenth session (lead)").
 //
 // Operands swapped (kSwap, the `_apre` entry points): M-grouped plans whose A is the smaller operand
-// (M < G * N) and whose groups are not short (`use_apre`, src/cuda/op_gemm.cpp) dequantize A instead (the same pre-kernel, on A's rows; swizzled
-// scale rows found through the group table, bprep_table_body) and compute D^T: a tile is 128 weight
+// (M < G * N) and whose groups are not short (`use_apre`, src/cuda/op_gemm.cpp) dequantize A instead
+// (the same pre-kernel, on A's rows; swizzled scale rows found through the group table,
+// bprep_table_body) and compute D^T: a tile is 128 weight
 // rows of the group's B (the FP8 box the math warps convert into register fragments, exactly as A
 // above) against up to kSwapTokens tokens of the group (the bf16 slot, by TMA from the workspace), and
 // D is written transposed (store_acc_tile_swap). A tile of at most 128 tokens (a group's last) issues
@@ -438,7 +439,7 @@ __device__ __forceinline__ void gemm_body(const GemmSm90TmaParams& tp) {
     // tokens: 2, else 4). One instance per N, each with its own accumulators: one set shared by the
     // forms made ptxas serialize the wgmmas (C7511). (n64 and n192 forms as well, for less idle tensor
     // work in a group's last token tile, made it spill 44-48 bytes or serialize the wgmmas (C7512);
-    // with these two, 12 bytes, the tile count, reloaded once per tile.)
+    // with these two, 16 bytes, values of the tile loop reloaded once per tile.)
     auto tile_body = [&](auto nb_tag) {
       float acc[2][64];
 #pragma unroll

@@ -100,12 +100,13 @@ constexpr int64_t gemm_sm90_tma_bp_smem_bytes(int64_t groups_in_table) {
   return 1024 + kGemmSm90TmaBpStages * (gemm_sm90_tma_slot_bytes() + int64_t(kGemmSm90TileM) * kGemmSm90TmaTileK + 16) +
          2 * 4 * (groups_in_table + 1);
 }
-// The same kernel with the operands swapped ("apre", M-grouped plans of short groups whose A is the
-// smaller operand): the pre-kernel dequantizes A's tokens once into a bf16 workspace [M, Kp] (the
+// The same kernel with the operands swapped ("apre", M-grouped plans whose A is the smaller operand, of
+// >= 256 rows per group: use_apre in src/cuda/op_gemm.cpp): the pre-kernel dequantizes A's tokens once into a bf16 workspace [M, Kp] (the
 // header of gemm_sm90_bprep_header_bytes first: the group table, for A's swizzled scale rows), and the
 // main kernel computes D^T tiles of 128 weight rows (B's FP8 rows, converted in its math warps, the
 // register operand) x kGemmSm90TmaSwapTokens tokens of one group (the bf16 slot), so each weight
-// element is converted once per token tile instead of twice per m-tile's B slot. Same shared memory.
+// element is converted once per token tile, in registers, instead of into a bf16 slot once per 128-row
+// m-tile. Same shared memory as the B-ahead instance.
 constexpr int kGemmSm90TmaSwapTokens = 256;
 // Workspace row length (bf16 elements) of the dequantized B. M-grouped / dense: K rounded up to the
 // 64-wide stage. K-grouped: group g's tokens [t0, t1) sit at columns cols[g] + (t - t0), so its
